@@ -9,6 +9,7 @@ import type { Row } from './ports';
 import { type Column, exactLong, nonFiniteDouble } from './schema';
 import { epochSecondsMicros, parseTimestamp, safeHourMicros } from './timestamps';
 import { inputTimestamp } from './timestamp-input';
+import { binary32OfNumber } from './binary32';
 
 export const T_STRING = 0;
 const T_INT = 1;
@@ -297,16 +298,19 @@ function longFromText(s: string, from: number, to: number): unknown {
 }
 
 /**
- * The value of the JSON number just scanned (numFloat says its form) in a column of type t other
- * than STRING (which keeps the token's text), as coerceRecord gives it: an integral type or a
- * TIMESTAMP only from an integer literal, as Spark's reader (VALUE_NUMBER_INT).
+ * The value of the JSON number just scanned (numFloat says its form), which starts at s[from] and
+ * ends at numEnd, in a column of type t other than STRING (which keeps the token's text), as
+ * coerceRecord gives it: an integral type or a TIMESTAMP only from an integer literal, as Spark's
+ * reader (VALUE_NUMBER_INT). Jackson reads an integer literal as an int or a long first, so -0
+ * is 0 in a DOUBLE or a FLOAT too (-0.0 and -0e0 stay -0); a FLOAT is the text rounded once to a
+ * binary32 (binary32.ts), not the double rounded again.
  */
-function fromNumber(t: number, v: number): unknown {
+function fromNumber(t: number, v: number, s: string, from: number): unknown {
   switch (t) {
     case T_DOUBLE:
-      return v;
+      return numFloat ? v : v + 0;
     case T_FLOAT:
-      return Math.fround(v); // binary32, as Spark's FloatType
+      return binary32OfNumber(numFloat ? v : v + 0, s, from, numEnd); // binary32, as Spark's FloatType
     case T_TIMESTAMP:
       return numFloat ? BAD : (epochSecondsMicros(v) ?? BAD); // epoch seconds, as Spark reads numbers (as µs)
     // (v + 0: -0 is 0, an integer has no negative zero)
@@ -338,7 +342,7 @@ export function fromToken(t: number, tok: string): unknown {
   if (c === 102) return fromBoolean(t, false);
   if (t === T_STRING) return tok; // the token as written (Spark 4's exact string parsing)
   const x = scanNumber(tok, 0);
-  return t === T_LONG && !Number.isSafeInteger(x) ? longFromText(tok, 0, tok.length) : fromNumber(t, x);
+  return t === T_LONG && !Number.isSafeInteger(x) ? longFromText(tok, 0, tok.length) : fromNumber(t, x, tok, 0);
 }
 
 /** µs = fraction digits × FRACTION_SCALE[their count] (1 to 6). */
@@ -491,7 +495,7 @@ export function lineScanner(
             const x = scanNumber(line, i);
             if (numEnd < 0) return null;
             // a STRING keeps the token as written (Spark 4's exact string parsing)
-            v = t === T_STRING ? line.slice(i, numEnd) : t === T_LONG && !Number.isSafeInteger(x) ? longFromText(line, i, numEnd) : fromNumber(t, x);
+            v = t === T_STRING ? line.slice(i, numEnd) : t === T_LONG && !Number.isSafeInteger(x) ? longFromText(line, i, numEnd) : fromNumber(t, x, line, i);
             i = numEnd;
           } else if (c === 110) {
             if (!line.startsWith('null', i)) return null;

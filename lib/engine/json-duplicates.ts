@@ -19,7 +19,9 @@ export function hiddenValueReason(schema: Schema, line: string, bad: BadValueRea
   if (!mayRepeatKey(line)) return null;
   let parsed: unknown;
   try {
-    parsed = parseOrdered(line);
+    // bare NaN and infinity tokens are numbers, as the reader takes them (Spark's
+    // allowNonNumericNumbers): a line with one still has its hidden values checked
+    parsed = parseOrdered(line, true);
   } catch {
     return null;
   }

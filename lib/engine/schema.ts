@@ -16,6 +16,7 @@ import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
 import { decimalOfText } from './decimal';
 import { formatTimestamp } from './timestamps';
 import { timestampFromJson } from './timestamp-input';
+import { binary32OfNumber, isBinary32Tie } from './binary32';
 
 /**
  * The kind of a column's values. INT covers TINYINT and SMALLINT (`bits`), DOUBLE covers FLOAT
@@ -306,6 +307,15 @@ function coerceValue(t: DataType, v: unknown, path: string, ordered?: unknown, r
     case 'DOUBLE': {
       let n: number | null = text !== null ? Number(text) : typeof v === 'number' ? v : typeof v === 'string' ? nonFiniteDouble(v) : null;
       if (n === null) throw new BadValue(describeBad(path, t, v));
+      if (text !== null) {
+        // Jackson reads an integer literal as an int or a long first: -0 is 0 (-0.0 and -0e0 stay
+        // -0); and a FLOAT from the text, rounded once to a binary32 (binary32.ts)
+        if (n === 0 && INTEGER_LITERAL.test(text)) n = 0;
+        return t.binary32 ? binary32OfNumber(n, text, 0, text.length) : n;
+      }
+      // a double JSON.parse read from -0 or -0.0, or one halfway between two binary32 values:
+      // the text decides (read the line again with each number's text)
+      if (wantNumberText && typeof v === 'number' && (Object.is(v, -0) || (t.binary32 && isBinary32Tie(v)))) throw NEED_NUMBER_TEXT;
       if (t.binary32) n = Math.fround(n);
       return n;
     }
@@ -571,8 +581,9 @@ const MARK = '\udc00\ud800';
  * JSON.parse of a line that holds bare NaN or infinity tokens outside its strings: each becomes a
  * marked string, and the reviver puts the number back. undefined when the line has no such token,
  * is still not JSON, has a token where a key belongs, or already holds the mark's characters.
+ * `parse`: JSON.parse, or lossless-json's parse (numbers as their literals' text, losslessRow).
  */
-function parseNonNumeric(line: string): unknown {
+function parseNonNumeric(line: string, parse: (text: string, reviver: (key: string, value: unknown) => unknown) => unknown = JSON.parse): unknown {
   if (line.includes(MARK) || /\\u[dD][cC]00/.test(line)) return undefined;
   let text = '';
   let from = 0;
@@ -595,7 +606,7 @@ function parseNonNumeric(line: string): unknown {
   let keyed = false;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text, (key, value) => {
+    parsed = parse(text, (key, value) => {
       if (key.startsWith(MARK)) keyed = true;
       return typeof value === 'string' && value.length === 3 && value.startsWith(MARK) ? NON_NUMERIC_TOKENS[value.charCodeAt(2) - 48][1] : value;
     });
@@ -655,10 +666,8 @@ function parseLine(schema: Schema, line: string, singleQuotes: boolean): CoerceR
     if (exact !== undefined) return exact;
   }
   let parsed: unknown;
-  let strict = false;
   try {
     parsed = JSON.parse(line);
-    strict = true;
   } catch (e) {
     parsed = parseNonNumeric(line);
     if (parsed === undefined && singleQuotes && line.includes("'")) {
@@ -677,7 +686,9 @@ function parseLine(schema: Schema, line: string, singleQuotes: boolean): CoerceR
     }
     if (parsed === undefined) return { ok: false, reason: `malformed JSON (${(e as Error).message}): each line must be one complete JSON object` };
   }
-  if (strict && !lossless && !givesEveryKeyOnce(line, parsed)) {
+  // (a line with bare NaN or infinity tokens too: parseNonNumeric's object, and hiddenValueReason
+  // reads the tokens as numbers; {"b":-INF,"b":true} once gave a BOOLEAN b true)
+  if (!lossless && !givesEveryKeyOnce(line, parsed)) {
     const reason = hiddenValueReason(schema, line, badValueReason);
     if (reason !== null) return { ok: false, reason };
   }
@@ -717,7 +728,8 @@ const NEED_NUMBER_TEXT: unique symbol = Symbol('need number text');
  * A probe of a line for a number with a fraction or an exponent where the schema has an integral
  * or TIMESTAMP value, which only an integer literal fits (Spark's VALUE_NUMBER_INT): JSON.parse
  * reads 1.0 and 1 alike, so a line the probe matches is read with each number's text. The probe
- * may match lines without such a number (only a cost); it misses none but an escaped key's.
+ * may match lines without such a number (only a cost) and misses none: a key written with an
+ * escape (`"\u0069":1.0`, which names column i as Jackson decodes it) is matched whatever it spells.
  */
 const floatProbes = new WeakMap<Schema, RegExp | null>();
 
@@ -737,8 +749,14 @@ function floatProbe(schema: Schema): RegExp | null {
   for (const c of schema.columns) walk(c, c.name);
   const float = '-?[0-9]+(?:\\.|[eE])';
   if (anywhere) probe = /[:,[]\s*-?[0-9]+(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)\s*[,}\]]/;
-  else if (keys.size > 0) probe = new RegExp(`"(?:${[...keys].map((k) => k.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')).join('|')})"\\s*:\\s*${float}`);
-  else probe = null;
+  else if (keys.size > 0) {
+    // (the second alternative: any key with an escape, which may spell one of them; it once went
+    // unmatched, so {"\u0069":1.0} gave an INT i the value 1 where Spark's reader refuses 1.0. It
+    // starts after a { or a comma, as a key does: a quote inside a string has a backslash before
+    // it, so the probe reads each string once, not once from each escaped quote in it)
+    const named = `"(?:${[...keys].map((k) => k.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')).join('|')})"`;
+    probe = new RegExp(`(?:${named}|[{,]\\s*"(?:[^"\\\\]*\\\\.)+[^"\\\\]*")\\s*:\\s*${float}`);
+  } else probe = null;
   floatProbes.set(schema, probe);
   return probe;
 }
@@ -757,7 +775,11 @@ function losslessRow(schema: Schema, line: string): CoerceResult | undefined {
   try {
     literal = parseLossless(line, null, LOSSLESS_OPTIONS);
   } catch {
-    return undefined;
+    // bare NaN or infinity tokens (Spark's allowNonNumericNumbers), which lossless-json refuses:
+    // marked as JSON.parse's fallback marks them, so the other numbers keep their text (a FLOAT's
+    // tie, a -0 literal, a BIGINT beyond 2^53 on the same line)
+    literal = parseNonNumeric(line, (text, reviver) => parseLossless(text, reviver, LOSSLESS_OPTIONS));
+    if (literal === undefined) return undefined;
   }
   const r = guardedCoerce(schema, literal);
   if (!r.ok) return r;
