@@ -17,6 +17,7 @@ import { parseJsonLine, parseSchema, type CoerceResult, type Schema } from '../.
 import { parseTimestamp } from '../../lib/engine/timestamps';
 import { isBinary32Tie } from '../../lib/engine/binary32';
 import type { Row } from '../../lib/engine/ports';
+import { daysFromCivil } from '../helpers/civil-calendar';
 
 const SEED = Number(process.env.SLUICE_PROPERTY_SEED ?? 20261206);
 /** The runs of each property relative to its default (SLUICE_PROPERTY_RUNS: the main property's, 160 by default). */
@@ -621,16 +622,6 @@ const RANGES: Partial<Record<FastType, readonly [bigint, bigint]>> = {
 
 const SAFE = 2n ** 53n - 1n;
 const canonical = (b: bigint): number | bigint => (b >= -SAFE && b <= SAFE ? Number(b) : b);
-
-/** Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
-function daysFromCivil(y: number, m: number, d: number): number {
-  const yy = m <= 2 ? y - 1 : y;
-  const era = Math.floor(yy / 400);
-  const yoe = yy - era * 400;
-  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
-}
 
 const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 const monthDays = (y: number, m: number) => [31, isLeap(y) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1];

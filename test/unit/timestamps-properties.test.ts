@@ -9,6 +9,7 @@
 import fc from 'fast-check';
 import { dateOfEpochDay, epochDayOf, parseDate } from '../../lib/engine/dates';
 import { addMicros, ceilMillis, floorMillis, formatTimestamp, type Micros, parsePlainTimestamp, parseTimestamp, subMicros } from '../../lib/engine/timestamps';
+import { daysFromCivil } from '../helpers/civil-calendar';
 
 const SEED = Number(process.env.SLUICE_PROPERTY_SEED ?? 20261206);
 const RUNS = Number(process.env.SLUICE_PROPERTY_RUNS ?? 300);
@@ -21,16 +22,6 @@ const SAFE = 9007199254740991n;
 /** The one form of a µs value: a number when safe, else the bigint. */
 function canonical(big: bigint): Micros {
   return big >= -SAFE && big <= SAFE ? Number(big) : big;
-}
-
-/** Days from 1970-01-01 of a proleptic Gregorian date (the era arithmetic of the civil calendar, written out). */
-function daysFromCivil(y: number, m: number, d: number): number {
-  const yy = m <= 2 ? y - 1 : y;
-  const era = Math.floor(yy / 400);
-  const yoe = yy - era * 400;
-  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
 }
 
 function daysInMonth(y: number, m: number): number {
