@@ -13,7 +13,7 @@ import { elementTexts, firstValueEnd, memberTexts, strictJson } from './formats/
 import { givesEveryKeyOnce, hiddenValueReason } from './json-duplicates';
 import { JsonObject, mayReorderMembers, NON_NUMERIC_TOKENS, parseOrdered } from './json-ordered';
 import { ddlOf, needsNumberText, parseDdlColumns } from './ddl';
-import { decimalOfText } from './decimal';
+import { decimalOfText, javaDigits } from './decimal';
 import { formatTimestamp } from './timestamps';
 import { timestampFromJson } from './timestamp-input';
 import { binary32OfNumber, isBinary32Tie } from './binary32';
@@ -224,10 +224,14 @@ function describeBad(path: string, t: DataType, v: unknown): string {
       return `${head}expected a JSON number; fix the producer or declare the column STRING`;
     case 'BOOLEAN':
       return `${head}expected true or false`;
-    case 'DECIMAL':
-      return typeof n === 'number'
-        ? head + decimalTooWide(t, n)
-        : `${head}expected a JSON number (a DECIMAL is read from the number as written); fix the producer or declare the column STRING`;
+    case 'DECIMAL': {
+      // (a string of a number: what its text needs)
+      const written = typeof v === 'string' ? decimalString(v) : null;
+      const wide = written !== null && /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(written) ? Number(written) : n;
+      return typeof wide === 'number'
+        ? head + decimalTooWide(t, wide)
+        : `${head}expected a JSON number, or a string of one (Java's BigDecimal text: an optional sign, digits with an optional point and exponent, commas ignored); fix the producer or declare the column STRING`;
+    }
     case 'DATE':
       return `${head}expected "YYYY-MM-DD", a day of years 0001-9999; fix the producer or declare the column STRING`;
     case 'ARRAY':
@@ -243,6 +247,16 @@ function describeBad(path: string, t: DataType, v: unknown): string {
           : 'expected "YYYY-MM-DD HH:MM:SS[.ffffff]" (UTC, years 0001-9999, up to 6 fraction digits), ISO 8601 with Z or an offset up to ±18:00, or epoch seconds')
       );
   }
+}
+
+/**
+ * The text Spark's JSON reader gives Java's BigDecimal for a DECIMAL written as a JSON string
+ * (JacksonParser's VALUE_STRING case, ExprUtils.getDecimalParser for the default locale): its
+ * commas dropped (`"1,234.50"`), digits of other scripts read as Java reads them; null for the
+ * empty string, which Spark refuses for every type but STRING.
+ */
+function decimalString(v: string): string | null {
+  return v.length === 0 ? null : javaDigits(v.replace(/,/g, ''));
 }
 
 /** A value that does not fit its type, anywhere in a record: coerceRecord makes the record bad with the reason. */
@@ -329,7 +343,8 @@ function coerceValue(t: DataType, v: unknown, path: string, ordered?: unknown, r
       return ts;
     }
     case 'DECIMAL': {
-      const literal = text ?? (typeof v === 'number' && Number.isFinite(v) ? String(v) : typeof v === 'bigint' ? String(v) : null);
+      const literal =
+        text ?? (typeof v === 'number' && Number.isFinite(v) ? String(v) : typeof v === 'bigint' ? String(v) : typeof v === 'string' ? decimalString(v) : null);
       const d = literal === null ? null : decimalOfText(literal, t.precision!, t.scale!);
       if (d === null) throw new BadValue(describeBad(path, t, v));
       return d;

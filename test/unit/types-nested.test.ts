@@ -128,7 +128,31 @@ describe('DECIMAL values', () => {
     );
     // a wider DECIMAL is one that holds this number's digits
     expect(reason('p DECIMAL(10,2)', `{"p":1${'0'.repeat(20)}}`)).toMatch(/declare the column DECIMAL\(23,2\) or wider/);
-    expect(reason('p DECIMAL(4,2)', '{"p":"1.5"}')).toMatch(/column p \(DECIMAL\(4,2\)\) has string "1.5": expected a JSON number/);
+    expect(reason('p DECIMAL(4,2)', '{"p":"1.5x"}')).toMatch(
+      /column p \(DECIMAL\(4,2\)\) has string "1\.5x": expected a JSON number, or a string of one \(Java's BigDecimal text/,
+    );
+    expect(reason('p DECIMAL(4,2)', '{"p":"123.5"}')).toMatch(
+      /has string "123\.5": needs more than 2 digits before the point; declare the column DECIMAL\(14,2\)/,
+    );
+  });
+
+  it("takes a string of a number as Spark's JSON reader does (Java's BigDecimal of the text without commas), HALF_UP to the scale", () => {
+    const ddl = 'p DECIMAL(10,2)';
+    const read = (text: string) => good(ddl, `{"p":${JSON.stringify(text)}}`).p;
+    expect(['1.5', '1,234.5', '1e2', '+7', '-0.005', '.5', '2.', '1.2E-1', '\u0663.5'].map(read)).toEqual([
+      '1.50',
+      '1234.50',
+      '100.00',
+      '7.00',
+      '-0.01',
+      '0.50',
+      '2.00',
+      '0.12',
+      '3.50',
+    ]);
+    // BigDecimal takes no blank, and Spark refuses an empty string for every type but STRING
+    for (const text of [' 1.2', '1.2 ', '', '1..2', 'NaN', '0x10', '--1'])
+      expect([text, reason(ddl, `{"p":${JSON.stringify(text)}}`)]).toEqual([text, expect.stringMatching(/expected a JSON number, or a string of one/)]);
   });
 });
 
