@@ -161,6 +161,22 @@ function downstream(c: string, post: readonly StatelessStage[], next: ChainedOpe
  * the plan before any batch.
  */
 function checkOneEventTimeColumn(op: ChainedOperator, next: ChainedOperator | undefined, mode: OutputMode): void {
+  // a stream-stream join looks on each side, in every batch (OneSideHashJoiner.storeAndJoinWithOtherSide):
+  // a side fed by an earlier join keeps that join's two marked columns
+  if (op.join !== undefined) {
+    const sides: Array<[string, string[]]> = [
+      ['left', op.inputColumns.map((c) => c.name).filter((c) => op.marks.has(c))],
+      ['right', op.join.rightColumns.map((c) => c.name).filter((c) => op.join!.rightMarks.has(c))],
+    ];
+    for (const [side, cols] of sides) {
+      if (cols.length <= 1) continue;
+      throw new InvalidQueryError(
+        `More than one event time columns are available. Please ensure there is at most one event time column per stream. event time columns: (${cols.join(', ')}): ` +
+          `the stream-stream join takes the watermark of its ${side} side from that side's one event-time column, and an earlier join's output keeps both of its sides' (a renamed copy of one is another); select or drop all but one of them before this join, e.g. drop(${JSON.stringify(cols.at(-1))})`,
+      );
+    }
+    return;
+  }
   const cols = eventTimeColumns(op, next, mode);
   if (cols === null || cols.length <= 1) return;
   const st = op.spec;
