@@ -15,6 +15,7 @@ import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { InvalidOptionError } from '../lib/engine/errors';
 import type { QueryPlan } from '../lib/engine/plan/types';
+import { csvOptions, csvRecords, tokenOf } from '../lib/engine/formats/csv';
 import type { Json } from '../lib/engine/ports';
 import { outputColumnTypes } from '../lib/engine/run/runtime';
 import { createClients, type AwsClients } from '../lib/aws/clients';
@@ -180,12 +181,15 @@ async function showOutputs(clients: AwsClients, w: Where, o: Shown): Promise<voi
   const objects = await listAll(clients, sink);
   const rows: { batchId: number | null; file: string; row: Json }[] = [];
   const counts = new Map<string, number | null>();
+  const csv = sink.kind === 's3-files' && sink.format === 'csv' ? sink : null;
   for (const obj of objects) {
-    if (!/\.jsonl?(\.gz)?$/.test(obj.key)) {
+    const isCsv = csv !== null && /\.csv(\.gz)?$/.test(obj.key);
+    if (!isCsv && !/\.jsonl?(\.gz)?$/.test(obj.key)) {
       counts.set(obj.key, null); // a sink log entry, a Parquet file: listed, not read
       continue;
     }
-    const read = jsonLines(await getText(clients, sink.bucket, obj.key), `s3://${sink.bucket}/${obj.key}`);
+    const text = await getText(clients, sink.bucket, obj.key);
+    const read = isCsv ? csvObjectRows(text, csv, w.plan ?? undefined) : jsonLines(text, `s3://${sink.bucket}/${obj.key}`);
     counts.set(obj.key, read.length);
     for (const row of read) rows.push({ batchId: batchOfKey(obj.key), file: relative(obj.key, sink), row });
   }
@@ -200,7 +204,7 @@ async function showOutputs(clients: AwsClients, w: Where, o: Shown): Promise<voi
     return;
   }
   console.log(
-    `${describeSink(sink)}: ${objects.length} object${objects.length === 1 ? '' : 's'}, ${rows.length} row${rows.length === 1 ? '' : 's'} in JSON lines`,
+    `${describeSink(sink)}: ${objects.length} object${objects.length === 1 ? '' : 's'}, ${rows.length} row${rows.length === 1 ? '' : 's'} in ${csv ? 'CSV (each value its text)' : 'JSON lines'}`,
   );
   if (objects.length)
     console.log(
@@ -214,6 +218,43 @@ async function showOutputs(clients: AwsClients, w: Where, o: Shown): Promise<voi
     for (const r of rows.slice(0, o.limit)) console.log(`  ${r.file}  ${JSON.stringify(r.row)}`);
   }
 }
+
+/**
+ * The rows of a CSV sink object, each value its text (CSV carries no types) and null where the
+ * writer wrote its nullValue unquoted. Read with the reader's rules under the options the sink
+ * wrote with (sep, quote, escape, nullValue, emptyValue, lineSep; a quoted value may hold a line
+ * break); named by the header row, else by the query module's output columns, else _c0, _c1, ...
+ * as Spark names a CSV file's columns.
+ */
+function csvObjectRows(text: string, sink: Extract<SinkLocation, { kind: 's3-files' }>, plan: QueryPlan | undefined): Json[] {
+  const given = sink.csvOptions ?? {};
+  const shared = Object.fromEntries(Object.entries(given).filter(([k]) => CSV_READ_BACK.includes(k)));
+  const o = csvOptions({ ...shared, header: sink.header ? 'true' : 'false', multiLine: 'true' });
+  let names: string[] | null = plan ? Object.keys(outputColumnTypes(plan)) : null;
+  const out: Json[] = [];
+  let first = true;
+  for (const rec of csvRecords(text, o)) {
+    const values = rec.fields.map((f) => {
+      const token = tokenOf(f, o);
+      return !f.quoted && token === o.nullValue ? null : token;
+    });
+    if (first && o.header) {
+      names = values.map((v) => v ?? '');
+      first = false;
+      continue;
+    }
+    first = false;
+    const row: Record<string, Json> = {};
+    values.forEach((v, i) => {
+      row[names?.[i] ?? `_c${i}`] = v;
+    });
+    out.push(row);
+  }
+  return out;
+}
+
+/** The CSV writer's options that say how to read its objects back. */
+const CSV_READ_BACK = ['sep', 'delimiter', 'quote', 'escape', 'charToEscapeQuoteEscaping', 'nullValue', 'emptyValue', 'lineSep'];
 
 // -------------------------------------------------------------------------------- dead letters
 

@@ -213,6 +213,48 @@ describe('sluice show reads back what a run wrote', () => {
   });
 });
 
+describe('sluice show outputs reads a CSV sink back', () => {
+  it("names each value by the header, else by the query module's columns, keeping quotes, separators, line breaks and nulls", async () => {
+    const { bucket, table } = await cliResources('sluice-show-csv');
+    const notes = writeQuery(
+      path('notes.js'),
+      `exports.default = readStream.format('json').schema('sku STRING, note STRING, qty INT').load()
+  .writeStream.outputMode('append').queryName('notes').plan();`,
+    );
+    const input = folder('notes', {
+      '001.json': [
+        { sku: 'a', note: 'x; "y"\nz', qty: 1 },
+        { sku: 'b', note: null, qty: 2 },
+        { sku: 'c', note: '', qty: 3 },
+      ],
+    });
+    // each value as text (CSV has no types); the writer's null (unquoted nothing) reads as null, its empty string ("") as ''
+    const expected = [
+      { sku: 'a', note: 'x; "y"\nz', qty: '1' },
+      { sku: 'b', note: null, qty: '2' },
+      { sku: 'c', note: '', qty: '3' },
+    ];
+    const bySku = (rows: Array<{ row: { sku: string } }>) => rows.map((r) => r.row).sort((x, y) => x.sku.localeCompare(y.sku));
+    for (const [name, sink, module] of [
+      ['header', `s3://${bucket}/csv-header?format=csv&header=true&sep=%3B`, []],
+      ['no header, the module', `s3://${bucket}/csv-plain?format=csv`, [notes]],
+    ] as const) {
+      const checkpoint = `s3://${bucket}/${name.replace(/\W+/g, '-')}/checkpoint`;
+      const run = await sluice(
+        ...runArgs(notes, { source: `s3://${bucket}/landing-${name.replace(/\W+/g, '-')}`, input, checkpoint, sink, stateTable: table }),
+      );
+      expect([name, run.code]).toEqual([name, 0]);
+      const shown = JSON.parse((await sluice('show', 'outputs', ...module, '--sink', sink, '--json')).stdout);
+      expect([name, bySku(shown.rows)]).toEqual([name, expected]);
+      const text = await sluice('show', 'outputs', ...module, '--sink', sink);
+      expect(text.stdout).toContain('3 rows in CSV (each value its text)');
+    }
+    // without the header or the module, the columns are named as Spark names a CSV file's
+    const bare = JSON.parse((await sluice('show', 'outputs', '--sink', `s3://${bucket}/csv-plain?format=csv`, '--json')).stdout);
+    expect(bare.rows.map((r: { row: object }) => Object.keys(r.row))[0]).toEqual(['_c0', '_c1', '_c2']);
+  });
+});
+
 describe("the progress record's sources[].metrics count what a run read", () => {
   it.each([
     ['the single executor', [] as string[]],
