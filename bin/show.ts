@@ -15,7 +15,10 @@ import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { InvalidOptionError } from '../lib/engine/errors';
 import type { QueryPlan } from '../lib/engine/plan/types';
+import { ddlOf } from '../lib/engine/ddl';
 import { csvOptions, csvRecords, tokenOf } from '../lib/engine/formats/csv';
+import { decodeParquet } from '../lib/engine/formats/parquet';
+import { type DataType, outputValue, parseSchema, type Schema } from '../lib/engine/schema';
 import type { Json } from '../lib/engine/ports';
 import { outputColumnTypes } from '../lib/engine/run/runtime';
 import { createClients, type AwsClients } from '../lib/aws/clients';
@@ -103,6 +106,11 @@ async function listAll(clients: AwsClients, loc: S3Location): Promise<Listed[]> 
   return out.sort((a, b) => a.key.localeCompare(b.key, 'en', { numeric: true }));
 }
 
+async function getBytes(clients: AwsClients, bucket: string, key: string): Promise<Uint8Array> {
+  const r = await clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return r.Body!.transformToByteArray();
+}
+
 async function getText(clients: AwsClients, bucket: string, key: string): Promise<string> {
   const r = await clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
   const bytes = Buffer.from(await r.Body!.transformToByteArray());
@@ -182,10 +190,18 @@ async function showOutputs(clients: AwsClients, w: Where, o: Shown): Promise<voi
   const rows: { batchId: number | null; file: string; row: Json }[] = [];
   const counts = new Map<string, number | null>();
   const csv = sink.kind === 's3-files' && sink.format === 'csv' ? sink : null;
+  // a Parquet object is read with the query module's output types (the file's own would lose a DECIMAL's digits)
+  const parquetSchema = sink.kind === 's3-files' && sink.format === 'parquet' && w.plan ? outputSchemaOf(w.plan) : null;
   for (const obj of objects) {
     const isCsv = csv !== null && /\.csv(\.gz)?$/.test(obj.key);
+    if (parquetSchema !== null && obj.key.endsWith('.parquet')) {
+      const read = await parquetObjectRows(await getBytes(clients, sink.bucket, obj.key), `s3://${sink.bucket}/${obj.key}`, parquetSchema);
+      counts.set(obj.key, read.length);
+      for (const row of read) rows.push({ batchId: batchOfKey(obj.key), file: relative(obj.key, sink), row });
+      continue;
+    }
     if (!isCsv && !/\.jsonl?(\.gz)?$/.test(obj.key)) {
-      counts.set(obj.key, null); // a sink log entry, a Parquet file: listed, not read
+      counts.set(obj.key, null); // a sink log entry, a Parquet file without the query module: listed, not read
       continue;
     }
     const text = await getText(clients, sink.bucket, obj.key);
@@ -204,7 +220,7 @@ async function showOutputs(clients: AwsClients, w: Where, o: Shown): Promise<voi
     return;
   }
   console.log(
-    `${describeSink(sink)}: ${objects.length} object${objects.length === 1 ? '' : 's'}, ${rows.length} row${rows.length === 1 ? '' : 's'} in ${csv ? 'CSV (each value its text)' : 'JSON lines'}`,
+    `${describeSink(sink)}: ${objects.length} object${objects.length === 1 ? '' : 's'}, ${rows.length} row${rows.length === 1 ? '' : 's'} in ${csv ? 'CSV (each value its text)' : sink.kind === 's3-files' && sink.format === 'parquet' ? (parquetSchema ? 'Parquet' : 'Parquet (give the query module to read them)') : 'JSON lines'}`,
   );
   if (objects.length)
     console.log(
@@ -251,6 +267,39 @@ function csvObjectRows(text: string, sink: Extract<SinkLocation, { kind: 's3-fil
     out.push(row);
   }
   return out;
+}
+
+/** The schema of a query's output rows: its output columns with their types (a window as its STRUCT). */
+function outputSchemaOf(plan: QueryPlan): { schema: Schema; types: Record<string, DataType> } {
+  const types: Record<string, DataType> = {};
+  for (const [name, t] of Object.entries(outputColumnTypes(plan))) types[name] = t === 'WINDOW' ? WINDOW_STRUCT : t;
+  const ddl = Object.entries(types)
+    .map(([name, t]) => `\`${name.replace(/`/g, '``')}\` ${ddlOf(t)}`)
+    .join(', ');
+  return { schema: parseSchema(ddl), types };
+}
+
+const WINDOW_STRUCT: DataType = {
+  type: 'STRUCT',
+  fields: [{ name: 'start', type: 'TIMESTAMP' } as DataType & { name: string }, { name: 'end', type: 'TIMESTAMP' } as DataType & { name: string }],
+};
+
+/** The rows of a Parquet sink object, read by the source's reader under the query's output types, as output rows show them (exact DECIMALs and BIGINTs, ISO timestamps). */
+async function parquetObjectRows(bytes: Uint8Array, where: string, out: { schema: Schema; types: Record<string, DataType> }): Promise<Json[]> {
+  const rows: Json[] = [];
+  for await (const r of decodeParquet(out.schema, where, bytes, bytes.length)) {
+    if (r.deadLetters.length > 0) {
+      throw new InvalidOptionError(
+        `${where} does not hold the query's output (${r.deadLetters[0].reason}): give the query module that wrote it, or --sink its location`,
+      );
+    }
+    for (const row of r.rows) {
+      const shown: Record<string, Json> = {};
+      for (const [name, t] of Object.entries(out.types)) shown[name] = outputValue(t, row[name]) as Json;
+      rows.push(shown);
+    }
+  }
+  return rows;
 }
 
 /** The CSV writer's options that say how to read its objects back. */

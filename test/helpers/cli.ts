@@ -103,7 +103,7 @@ export function writeQuery(path: string, body: string): string {
   writeFileSync(
     path,
     `const { readStream } = require(${JSON.stringify(join(QUERY_API, 'reader.ts'))});
-const { window, sum, count } = require(${JSON.stringify(join(QUERY_API, 'functions.ts'))});
+const { window, sum, count, max } = require(${JSON.stringify(join(QUERY_API, 'functions.ts'))});
 ${body}`,
   );
   return path;

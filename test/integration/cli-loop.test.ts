@@ -255,6 +255,37 @@ describe('sluice show outputs reads a CSV sink back', () => {
   });
 });
 
+describe('sluice show outputs reads a Parquet sink back with the query module', () => {
+  it('gives exact DECIMALs and BIGINTs, ISO timestamps and the window struct; without the module it lists the objects', async () => {
+    const { bucket, table } = await cliResources('sluice-show-parquet');
+    const totals = writeQuery(
+      path('sku-totals.js'),
+      `exports.default = readStream.format('json').schema('sku STRING, at TIMESTAMP, price DECIMAL(10,2), n BIGINT').load()
+  .withWatermark('at', '10 minutes').groupBy(window('at', '10 minutes'), 'sku').agg(sum('price').as('total'), max('n').as('top'))
+  .writeStream.outputMode('update').queryName('sku-totals').plan();`,
+    );
+    const input = folder('skus', {});
+    // written as text: 9007199254740993 is no double, and 0.10 + 0.20 is exactly 0.30 only as decimals
+    writeFileSync(
+      join(input, '001.json'),
+      '{"sku":"a","at":"2026-10-01 12:00:00.000001","price":0.10,"n":9007199254740993}\n{"sku":"a","at":"2026-10-01 12:03:00","price":0.20,"n":5}\n',
+    );
+    const sink = `s3://${bucket}/parquet-out?format=parquet`;
+    const run = await sluice(
+      ...runArgs(totals, { source: `s3://${bucket}/landing-parquet`, input, checkpoint: `s3://${bucket}/parquet/checkpoint`, sink, stateTable: table }),
+    );
+    expect(run.code).toBe(0);
+    const shown = JSON.parse((await sluice('show', 'outputs', totals, '--sink', sink, '--json')).stdout);
+    expect(shown.rows.map((r: { row: unknown }) => r.row)).toEqual([
+      { window: { start: '2026-10-01T12:00:00.000Z', end: '2026-10-01T12:10:00.000Z' }, sku: 'a', total: '0.30', top: '9007199254740993' },
+    ]);
+    const text = await sluice('show', 'outputs', totals, '--sink', sink);
+    expect(text.stdout).toContain('1 row in Parquet');
+    const bare = await sluice('show', 'outputs', '--sink', sink);
+    expect(bare.stdout).toContain('0 rows in Parquet (give the query module to read them)');
+  });
+});
+
 describe("the progress record's sources[].metrics count what a run read", () => {
   it.each([
     ['the single executor', [] as string[]],
