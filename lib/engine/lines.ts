@@ -44,6 +44,9 @@ export function invalidUtf8Lines(bytes: Uint8Array, start = 0, end = bytes.lengt
  * parser rejects is a dead letter with its file and line number. The cursor's bytes go with the
  * first chunk yielded. `invalid` holds the lines of this text (0-based) whose bytes were not
  * UTF-8 (invalidUtf8Lines): each is a dead letter, whatever the parser would make of it.
+ * A chunk's dead letters all come before its rows (a dead letter after a row starts a new chunk):
+ * the run writes a chunk's dead letters, then its rows' row errors, so the dead letters stay in
+ * input order (FORMAT-3's deadLetterErrors).
  */
 export function* parseLineChunks(
   parse: LineParser,
@@ -56,8 +59,8 @@ export function* parseLineChunks(
   let start = 0;
   let local = -1;
   while (start < n) {
-    const rows: Row[] = [];
-    const deadLetters: DeadLetter[] = [];
+    let rows: Row[] = [];
+    let deadLetters: DeadLetter[] = [];
     for (let k = 0; k < CHUNK_LINES && start < n; k++) {
       let nl = text.indexOf('\n', start);
       if (nl === -1) nl = n;
@@ -68,7 +71,15 @@ export function* parseLineChunks(
       if (end > start && !(text.charCodeAt(start) <= 32 && isBlank(text, start, end))) {
         const line = text.slice(start, end);
         const reason = invalid?.has(local) ? INVALID_UTF8_REASON : parse.into(line, rows);
-        if (reason !== null) deadLetters.push({ source: { file, line: cursor.lineNo }, raw: line, reason });
+        if (reason !== null) {
+          if (rows.length > 0) {
+            yield { rows, deadLetters, bytes: cursor.bytes };
+            cursor.bytes = 0;
+            rows = [];
+            deadLetters = [];
+          }
+          deadLetters.push({ source: { file, line: cursor.lineNo }, raw: line, reason });
+        }
       }
       start = nl + 1;
     }

@@ -21,7 +21,7 @@ const RECORDS = [
   { id: 'd', ts: at('14:00'), country: 'fr', qty: 1, price: 9.99 },
 ];
 
-async function run(plan: QueryPlan, records: Record<string, unknown>[] = RECORDS) {
+async function run(plan: QueryPlan, records: Record<string, unknown>[] | string = RECORDS) {
   const { rows, report, deadLetters } = await runPlanOnce(plan, records);
   return { rows, report, reasons: deadLetters.all('malformed').map((d) => (d as { reason: string }).reason) };
 }
@@ -137,6 +137,20 @@ describe('stateless expression stages', () => {
     expect(reasons).toHaveLength(1);
     expect(reasons[0]).toMatch(/^\[DIVIDE_BY_ZERO\] /);
     expect(reasons[0]).toContain('(in withColumn("unit", "price / qty"))');
+  });
+
+  it('writes bad input and row errors as dead letters in input order (FORMAT-3 deadLetterErrors), not the bad input first', async () => {
+    const lines = [
+      { id: 'a', qty: 2, price: 1.5 },
+      { id: 'b', qty: 0, price: 3 },
+      { id: 'c', qty: 'x', price: 1 },
+      { id: 'd', qty: 0, price: 1 },
+      { id: 'e', qty: 1, price: 1 },
+      { id: 'f', qty: 'y', price: 1 },
+    ].map((r) => JSON.stringify(r));
+    const { rows, reasons } = await run(input().withColumn('unit', 'price / qty').select('id', 'unit').writeStream.plan(), lines.join('\n'));
+    expect(rows.map((r) => r.id)).toEqual(['a', 'e']);
+    expect(reasons.map((r) => (r.startsWith('[DIVIDE_BY_ZERO]') ? 'b/d' : /column qty/.test(r) ? 'c/f' : r))).toEqual(['b/d', 'c/f', 'b/d', 'c/f']);
   });
 
   it('raise_error and assert_true fail the rows they guard against (dead letters with the message); the others go on with their types', async () => {

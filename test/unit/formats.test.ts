@@ -179,6 +179,17 @@ describe('text', () => {
     expect((await decode('value STRING', 'text', {}, '')).rows).toEqual([]);
     expect(() => readStream.format('text').schema('value STRING').option('lineSep', '').load()).toThrow(/lineSep must not be empty/);
   });
+  it('reads a stored file whose gzip content is empty: wholetext gives one row of "" (Spark reads any file of stored length > 0)', async () => {
+    // (the landing source hands the decoder the gunzipped bytes and the stored length: 20 for a gzip of '')
+    const whole = async (options: ReaderOptions, storedBytes: number) => {
+      const rows = [];
+      for await (const c of fileDecoder(parseSchema('value STRING'), 'text', options).decode('k.gz', Buffer.alloc(0), storedBytes)) rows.push(...c.rows);
+      return rows;
+    };
+    expect(await whole({ wholetext: true }, 20)).toEqual([{ value: '' }]);
+    expect(await whole({ wholetext: true }, 0)).toEqual([]);
+    expect(await whole({}, 20)).toEqual([]);
+  });
   it('makes a line that is not UTF-8 a dead letter, and keeps the others', async () => {
     const r = await decode('value STRING', 'text', {}, Buffer.from([0x61, 0x0a, 0xff, 0x0a, 0x62]));
     expect(r.rows).toEqual([{ value: 'a' }, { value: 'b' }]);
@@ -223,5 +234,39 @@ describe('JSON options', () => {
     const r = await decode('id INT', 'json', { multiLine: true }, '[\n {"id": 1},\n {"id": "x"},\n {"id": 3}\n]');
     expect(r.rows).toEqual([{ id: 1 }, { id: 3 }]);
     expect(r.deadLetters.map((d) => d.source.line)).toEqual([3]);
+  });
+});
+
+describe('chunks in input order', () => {
+  /** Each chunk as [its dead letters' lines, its rows]: a dead letter after rows starts a new chunk. */
+  async function chunksOf(ddl: string, format: string, options: ReaderOptions, body: string | Uint8Array) {
+    const buf = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    const out: Array<[Array<number | undefined>, unknown[]]> = [];
+    for await (const c of fileDecoder(parseSchema(ddl), format, options).decode('k', buf, buf.length)) {
+      if (c.rows.length + c.deadLetters.length > 0) out.push([c.deadLetters.map((d) => d.source.line), c.rows.map((r) => Object.values(r)[0])]);
+    }
+    return out;
+  }
+  // the run writes a chunk's dead letters, then its rows' row errors: so within a chunk every dead letter comes before every row
+  it("CSV, text, JSON with options and Parquet hold a chunk's dead letters before its rows", async () => {
+    expect(await chunksOf('n INT', 'csv', {}, '1\nx\n2\n3\ny\nz\n4\n')).toEqual([
+      [[], [1]],
+      [[2], [2, 3]],
+      [[5, 6], [4]],
+    ]);
+    const bad = Buffer.concat([Buffer.from('a\n'), Buffer.from([0xff]), Buffer.from('\nb\n')]);
+    expect(await chunksOf('value STRING', 'text', {}, bad)).toEqual([
+      [[], ['a']],
+      [[2], ['b']],
+    ]);
+    expect(await chunksOf('n INT', 'json', { allowComments: true }, '{"n":1}\n{"n":"x"}\n{"n":2}\n')).toEqual([
+      [[], [1]],
+      [[2], [2]],
+    ]);
+    const file = await parquetFileOf(parseSchema('n INT'), [{ n: 1 }, { n: 300 }, { n: 2 }]);
+    expect(await chunksOf('n TINYINT', 'parquet', {}, file)).toEqual([
+      [[], [1]],
+      [[2], [2]],
+    ]);
   });
 });

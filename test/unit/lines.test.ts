@@ -20,6 +20,15 @@ describe('parseLineChunks', () => {
     expect(cursor.lineNo).toBe(total);
   });
 
+  it('starts a new chunk at a dead letter that follows rows, so a chunk holds its dead letters before its rows (input order)', () => {
+    const chunks = collect('{"n":1}\n{"n":"x"}\n{"n":"y"}\n{"n":2}\n{"n":3}\n{"n":"z"}\n', { lineNo: 0, bytes: 7 });
+    expect(chunks.map((c) => [c.deadLetters.map((d) => d.source.line), c.rows.map((r) => r.n), c.bytes])).toEqual([
+      [[], [1], 7],
+      [[2, 3], [2, 3], 0],
+      [[6], [], 0],
+    ]);
+  });
+
   it('numbers lines across pieces of a file, skips blank lines and drops a trailing CR', () => {
     const cursor = { lineNo: 0, bytes: 0 };
     const first = collect('{"n":1}\r\n\n   \n{"n":"x"}\n', cursor);

@@ -627,7 +627,8 @@ export class Analyzer {
     if (NON_DETERMINISTIC.has(name)) {
       throw this.fail(
         'INVALID_NON_DETERMINISTIC_EXPRESSIONS',
-        `${name}() is not deterministic: a replay of a batch must compute the same rows, so sluice refuses it; use a column of the input (an event time, an id) instead`,
+        // (Spark's own sentence of the class first, so a check for either wording finds it)
+        `The operator expects a deterministic expression, but the actual expression is "${name}()": ${name}() is not deterministic (a non-deterministic function): a replay of a batch must compute the same rows, so sluice refuses it; use a column of the input (an event time, an id) instead`,
         ast.pos,
       );
     }

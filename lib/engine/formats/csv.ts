@@ -287,13 +287,11 @@ export function* decodeCsv(schema: Schema, o: CsvOptions, file: string, text: st
       continue;
     }
     first = false;
+    const row: Row = {};
+    let reason: string | null = null;
     if (rec.fields.length !== cols.length) {
-      dead(
-        `the record has ${rec.fields.length} field(s) separated by ${JSON.stringify(o.sep)}, the schema ${cols.length} column(s) (${cols.map((c) => c.name).join(', ')}): fix the record at the producer, or the schema or the sep option`,
-      );
+      reason = `the record has ${rec.fields.length} field(s) separated by ${JSON.stringify(o.sep)}, the schema ${cols.length} column(s) (${cols.map((c) => c.name).join(', ')}): fix the record at the producer, or the schema or the sep option`;
     } else {
-      const row: Row = {};
-      let reason: string | null = null;
       for (let c = 0; c < cols.length; c++) {
         const token = tokenOf(rec.fields[c], o);
         if (token === o.nullValue) {
@@ -308,8 +306,18 @@ export function* decodeCsv(schema: Schema, o: CsvOptions, file: string, text: st
           break;
         }
       }
-      if (reason !== null) dead(reason);
-      else rows.push(keep ? keepOnly(row, keep) : row);
+    }
+    if (reason === null) rows.push(keep ? keepOnly(row, keep) : row);
+    else {
+      // a dead letter after rows starts a new chunk: a chunk's dead letters come before its rows, so
+      // with the rows' row errors (written after them) the dead letters stay in input order (lines.ts)
+      if (rows.length > 0) {
+        yield { rows, deadLetters, bytes: pending };
+        pending = 0;
+        rows = [];
+        deadLetters = [];
+      }
+      dead(reason);
     }
     if (rows.length + deadLetters.length >= CHUNK_LINES) {
       yield { rows, deadLetters, bytes: pending };

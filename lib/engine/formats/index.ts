@@ -85,13 +85,18 @@ function viaBytes(decode: FileDecoder['decode']): FileDecoder {
  * The decoder of files of `format` with `options`, for rows of `schema` (a file's data columns).
  * An empty file gives no row in any format: Spark's file source lists it (so a batch takes it) but
  * never reads it, since PartitioningAwareFileIndex.listFiles keeps only files longer than 0 bytes
- * (so no empty Parquet file is a dead letter, and no empty wholetext file a row of '').
+ * (so no empty Parquet file is a dead letter, and no empty wholetext file a row of ''). That length
+ * is the stored one: a gzip file whose content is empty is read, and with wholetext it is one row
+ * of '' (Spark's WholeTextFileRecordReader gunzips it and returns the whole content, even empty);
+ * in the other formats its empty content holds no record anyway.
  */
 export function fileDecoder(schema: Schema, format: string, options: ReaderOptions, pieceBytes = DECODE_PIECE_BYTES): FileDecoder {
   const d = formatDecoder(schema, format, options, pieceBytes);
   const none = (bytes: number): ReadResult[] => [{ rows: [], deadLetters: [], bytes }];
+  // `bytes` is the file's stored length (before gunzip): a stored file that unzips to nothing is still read whole
+  const wholeText = format.toLowerCase() === 'text' && textOptions(options).wholetext;
   return {
-    decode: (file, buf, bytes, columns) => (buf.length === 0 ? none(bytes) : d.decode(file, buf, bytes, columns)),
+    decode: (file, buf, bytes, columns) => (buf.length === 0 && !(wholeText && bytes > 0) ? none(bytes) : d.decode(file, buf, bytes, columns)),
     decodeText: (file, text, columns, bytes) => (text.length === 0 ? none(bytes ?? 0) : d.decodeText(file, text, columns, bytes)),
   };
 }

@@ -103,8 +103,16 @@ export function* decodeJsonWhole(schema: Schema, o: JsonOptions, file: string, t
     // (dateFormat, timestampFormat: a DATE or TIMESTAMP string at any depth is read by the pattern)
     const r =
       !o.multiLine && isArrayLine(rec.text) ? arrayLineRows(schema, rec.text, false, patterns) : oneRow(parseJsonLine(schema, rec.text, false, patterns));
-    if (!r.ok) deadLetters.push({ source: { file, line: rec.line }, raw, reason: r.reason });
-    else for (const row of r.rows) rows.push(keep ? keepOnly(row, keep) : row);
+    if (!r.ok) {
+      // a dead letter after rows starts a new chunk, so the dead letters stay in input order (lines.ts)
+      if (rows.length > 0) {
+        yield { rows, deadLetters, bytes: pending };
+        pending = 0;
+        rows = [];
+        deadLetters = [];
+      }
+      deadLetters.push({ source: { file, line: rec.line }, raw, reason: r.reason });
+    } else for (const row of r.rows) rows.push(keep ? keepOnly(row, keep) : row);
     if (rows.length + deadLetters.length >= CHUNK_LINES) {
       yield { rows, deadLetters, bytes: pending };
       pending = 0;

@@ -268,15 +268,26 @@ export async function* decodeParquet(schema: Schema, file: string, buf: Uint8Arr
   for (let i = 0; i < objects.length; i++) {
     const o = objects[i];
     const row: Row = {};
+    let reason: string | null = null;
     try {
       for (const col of schema.columns as readonly Column[]) {
         const node = nodes.get(col.name);
         row[col.name] = node ? typed(col, node, o[node.element.name], col.name) : null;
       }
-      rows.push(keep ? keepOnly(row, keep) : row);
     } catch (e) {
       if (!(e instanceof BadText)) throw e;
-      deadLetters.push({ source: { file, line: i + 1 }, raw: rawText(o), reason: e.reason });
+      reason = e.reason;
+    }
+    if (reason === null) rows.push(keep ? keepOnly(row, keep) : row);
+    else {
+      // a dead letter after rows starts a new chunk, so the dead letters stay in input order (lines.ts)
+      if (rows.length > 0) {
+        yield { rows, deadLetters, bytes: pending };
+        pending = 0;
+        rows = [];
+        deadLetters = [];
+      }
+      deadLetters.push({ source: { file, line: i + 1 }, raw: rawText(o), reason });
     }
     if (rows.length + deadLetters.length >= CHUNK_LINES) {
       yield { rows, deadLetters, bytes: pending };

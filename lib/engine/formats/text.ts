@@ -56,7 +56,16 @@ export function* decodeText(o: TextOptions, file: string, buf: Uint8Array, bytes
     line++;
     const piece = text.subarray(i, j);
     if (isUtf8(piece)) rows.push({ value: piece.toString('utf8') });
-    else deadLetters.push({ source: { file, line }, raw: piece.toString('utf8'), reason: INVALID_UTF8_REASON });
+    else {
+      // a dead letter after rows starts a new chunk, so the dead letters stay in input order (lines.ts)
+      if (rows.length > 0) {
+        yield { rows, deadLetters, bytes: pending };
+        pending = 0;
+        rows = [];
+        deadLetters = [];
+      }
+      deadLetters.push({ source: { file, line }, raw: piece.toString('utf8'), reason: INVALID_UTF8_REASON });
+    }
     i = next;
     if (rows.length + deadLetters.length >= CHUNK_LINES) {
       yield { rows, deadLetters, bytes: pending };
