@@ -55,21 +55,60 @@ const ILLEGAL_FOR_PARSING = 'EFqQ';
 const LEGACY_LETTERS = 'GyYMLwWDdFEuaHkKhmsSzZX';
 const RECOGNITION = 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION';
 
-/** Spark's checks of a run of one letter (DateTimeFormatterHelper.convertIncompatiblePattern), before Java reads it. */
+/**
+ * Whether Spark 2.4's SimpleDateFormat takes the whole pattern: every letter outside quotes one it
+ * reads (X at most three), every quote closed. Spark builds a TIMESTAMP or DATE formatter with its
+ * legacy check (validatePatternString(checkLegacy = true), whatever timeParserPolicy): when the
+ * new formatter refuses a pattern the legacy one takes, the refusal is
+ * INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION, not the new one's own class.
+ */
+function legacyAccepts(pattern: string): boolean {
+  for (let i = 0; i < pattern.length; ) {
+    const c = pattern[i];
+    if (c === "'") {
+      const close = pattern.indexOf("'", i + 1);
+      if (close < 0) return false;
+      i = close + 1;
+      continue;
+    }
+    if (/[A-Za-z]/.test(c)) {
+      if (!LEGACY_LETTERS.includes(c)) return false;
+      let end = i;
+      while (pattern[end] === c) end++;
+      if (c === 'X' && end - i > 3) return false;
+      i = end;
+      continue;
+    }
+    i++;
+  }
+  return true;
+}
+
+/**
+ * Spark's checks of a run of one letter (DateTimeFormatterHelper.convertIncompatiblePattern),
+ * before Java reads it; each refusal is DATETIME_PATTERN_RECOGNITION when Spark 2.4 took the
+ * pattern (legacyAccepts).
+ */
 function sparkChecks(pattern: string, c: string, count: number, at: number, use: PatternUse): void {
+  const classOf = (own: string) => (legacyAccepts(pattern) ? RECOGNITION : own);
   if (WEEK_BASED.includes(c)) {
     refuse(
       pattern,
       `has the week-based letter ${c}: all week-based patterns are unsupported since Spark 3.0; use the SQL function EXTRACT instead`,
-      'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN',
+      classOf('INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN'),
       at,
     );
   }
   if (ILLEGAL.includes(c) || (use === 'parse' && ILLEGAL_FOR_PARSING.includes(c))) {
-    refuse(pattern, `has the letter ${c}, which Spark refuses${ILLEGAL.includes(c) ? '' : ' when parsing'}`, 'INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER', at);
+    refuse(
+      pattern,
+      `has the letter ${c}, which Spark refuses${ILLEGAL.includes(c) ? '' : ' when parsing'}`,
+      classOf('INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER'),
+      at,
+    );
   }
   if ((count >= 5 && 'GMLEQq'.includes(c)) || (c === 'y' && count >= 7)) {
-    refuse(pattern, `has ${c.repeat(count)}: too many letters`, 'INVALID_DATETIME_PATTERN.LENGTH', at);
+    refuse(pattern, `has ${c.repeat(count)}: too many letters`, classOf('INVALID_DATETIME_PATTERN.LENGTH'), at);
   }
 }
 

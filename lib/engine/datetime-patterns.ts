@@ -29,8 +29,9 @@
  * (INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN), `A B n N p`
  * (INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER; also `E F q Q` when parsing), five `G M L E Q q`
  * or seven `y` (INVALID_DATETIME_PATTERN.LENGTH), more letters than Java takes (`HHH`, `aa`:
- * INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION). The letters are read, and
- * refused, by datetime-pattern-tokens.ts.
+ * INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION), and that class too for any
+ * of these refusals of a pattern Spark 2.4's SimpleDateFormat took (Spark's legacy check). The
+ * letters are read, and refused, by datetime-pattern-tokens.ts.
  */
 import { dateOfEpochDay, epochDayOf, parseDate } from './dates';
 import { DAYS, MONTHS, refuse, type Token, tokenize } from './datetime-pattern-tokens';

@@ -147,16 +147,22 @@ describe('to_timestamp, to_date and try_to_timestamp with a pattern', () => {
 
 describe('patterns Spark refuses, refused when the query is built', () => {
   it.each([
-    ["date_format(t, 'YYYY-MM-dd')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN'],
-    ["to_timestamp(s, 'yyyy-ww')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN'],
-    ["date_format(t, 'u')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN'],
+    // Spark's legacy check: a refusal of a pattern Spark 2.4's SimpleDateFormat took is DATETIME_PATTERN_RECOGNITION
+    ["date_format(t, 'YYYY-MM-dd')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION'],
+    ["to_timestamp(s, 'yyyy-ww')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION'],
+    ["date_format(t, 'u')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION'],
+    ["to_timestamp(s, 'EEE yyyy')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION'],
+    ["date_format(t, 'EEEEE')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION'],
+    ["date_format(t, 'MMMMM')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION'],
+    ["date_format(t, 'yyyyyyy')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION'],
+    // and the new formatter's own class when SimpleDateFormat refused it too (e, c, Q, q, A, b are none of its letters)
+    ["date_format(t, 'e')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN'],
+    ["date_format(t, 'YYYY Q')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN'],
     ["date_format(t, 'A')", 'INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER'],
     ["date_format(t, 'yyyy b')", 'INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER'],
-    ["to_timestamp(s, 'EEE yyyy')", 'INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER'],
     ["to_date(s, 'Q yyyy')", 'INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER'],
-    ["date_format(t, 'EEEEE')", 'INVALID_DATETIME_PATTERN.LENGTH'],
-    ["date_format(t, 'MMMMM')", 'INVALID_DATETIME_PATTERN.LENGTH'],
-    ["date_format(t, 'yyyyyyy')", 'INVALID_DATETIME_PATTERN.LENGTH'],
+    ["date_format(t, 'QQQQQ')", 'INVALID_DATETIME_PATTERN.LENGTH'],
+    ["date_format(t, 'yyyyyyy XXXX')", 'INVALID_DATETIME_PATTERN.LENGTH'],
     ["date_format(t, 'HHH')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION'],
     ["unix_timestamp(s, 'yyyy aa')", 'INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION'],
     ["date_format(t, 'yyyy \\'open')", 'INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER'],

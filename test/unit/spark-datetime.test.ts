@@ -407,7 +407,7 @@ describe('a datetime pattern may be a column, as Spark builds the formatter per 
   it("a row's pattern that Spark refuses is that row's error, with Spark's class", () => {
     const e = compileExpression('date_format(t, fmt)', cols);
     expect(() => e.evaluate({ t: 0, fmt: 'YYYY' })).toThrow(SparkRowError);
-    expect(rowErrorOf('date_format(t, fmt)', cols, { t: 0, fmt: 'YYYY' }).errorClass).toBe('INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_WEEK_BASED_PATTERN');
+    expect(rowErrorOf('date_format(t, fmt)', cols, { t: 0, fmt: 'YYYY' }).errorClass).toBe('INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION');
   });
 });
 
