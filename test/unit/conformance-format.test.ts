@@ -282,3 +282,21 @@ describe('when a case of files in another format than JSON is sent to a Kinesis 
     await expect(sourceFor(caseToPlan(c), 'csv-case')).rejects.toThrow(/read as csv files needs the S3 landing source: Kinesis records are JSON/);
   });
 });
+
+describe("the project's cases", () => {
+  // The crash matrix (test/integration/exactly-once-sinks.test.ts) crashes each case mid-sink and
+  // needs each to write output: a case whose runs emit no row never reaches that point.
+  it('each case that runs (no expectError, a step that does not fail) expects at least one output row', () => {
+    const dir = join(__dirname, '../conformance/cases');
+    const silent = readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .filter((f) => {
+        const c = parse(JSON.parse(readFileSync(join(dir, f), 'utf8')));
+        if (c.expectError !== undefined || !c.steps.some((st) => !('error' in st.expect))) return false;
+        const rows = (v: unknown) => (Array.isArray(v) ? v.length : 0);
+        const batches = (v: unknown) => (Array.isArray(v) ? (v as Array<{ rows?: unknown }>) : []);
+        return !c.steps.some((st) => rows(st.expect.rows) > 0 || batches(st.expect.batches).some((b) => rows(b.rows) > 0));
+      });
+    expect(silent).toEqual([]);
+  });
+});
