@@ -85,6 +85,18 @@ function sameKey(a: unknown, b: unknown): boolean {
   return a === b || (Number.isNaN(a) && Number.isNaN(b));
 }
 
+/**
+ * A grouping value as its group keeps and shows it: a DOUBLE's -0.0 as 0.0, as Spark's
+ * NormalizeFloatingNumbers makes a grouping key (its output column too). The trie's Map already
+ * takes -0.0 and 0.0 as one key, and stateId writes both "0"; without this, a group first met with
+ * -0.0 showed -0 until its state was read back (the stores keep no sign of zero), to the
+ * expressions after the aggregation, foreachBatch and a Parquet sink alike
+ * (test/unit/aggregation-differential.test.ts found it).
+ */
+function normalizedKey(v: unknown): Json {
+  return (v === 0 ? 0 : (v ?? null)) as Json;
+}
+
 /** A group read back from the store (for output only). */
 function storedGroup(key: StateKey, value: StoredGroup): Group {
   return { key, kv: value.k, evictAt: key.evictAt, buf: value.b, touchedIn: -1, slot: -1, state: value.b };
@@ -392,8 +404,7 @@ export class AggregateOperator implements StatefulOperator {
     const evictTime = timeAt < 0 ? null : timeAt === this.windowPosition ? windowEnd(start, window!) : (watermarkTimeOf(row[this.names[timeAt]]) ?? null);
     const evictAt = evictTime === null ? null : ceilMillis(evictTime);
     const kv: Json[] = new Array(keyCount);
-    for (let i = 0; i < keyCount; i++)
-      kv[i] = i === this.windowPosition ? ([start, windowEnd(start, window!)] as Json) : ((row[this.names[i]] ?? null) as Json);
+    for (let i = 0; i < keyCount; i++) kv[i] = i === this.windowPosition ? ([start, windowEnd(start, window!)] as Json) : normalizedKey(row[this.names[i]]);
     const slot = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.groups.length;
     // (a trie that holds every stored group: one it does not hold has no stored state)
     const g: Group = { key: null, kv, evictAt, buf: EMPTY_BUFFER, touchedIn: -1, slot, state: this.whole ? null : undefined };
