@@ -18,7 +18,7 @@ import type { QueryPlan } from '../lib/engine/plan/types';
 import { ddlOf } from '../lib/engine/ddl';
 import { csvOptions, csvRecords, tokenOf } from '../lib/engine/formats/csv';
 import { decodeParquet } from '../lib/engine/formats/parquet';
-import { type DataType, outputValue, parseSchema, type Schema } from '../lib/engine/schema';
+import { type DataType, outputValue, parseSchema, type Schema, WINDOW_STRUCT } from '../lib/engine/schema';
 import type { Json } from '../lib/engine/ports';
 import { outputColumnTypes } from '../lib/engine/run/runtime';
 import { createClients, type AwsClients } from '../lib/aws/clients';
@@ -112,8 +112,7 @@ async function getBytes(clients: AwsClients, bucket: string, key: string): Promi
 }
 
 async function getText(clients: AwsClients, bucket: string, key: string): Promise<string> {
-  const r = await clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-  const bytes = Buffer.from(await r.Body!.transformToByteArray());
+  const bytes = Buffer.from(await getBytes(clients, bucket, key));
   return (key.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
 }
 
@@ -278,11 +277,6 @@ function outputSchemaOf(plan: QueryPlan): { schema: Schema; types: Record<string
     .join(', ');
   return { schema: parseSchema(ddl), types };
 }
-
-const WINDOW_STRUCT: DataType = {
-  type: 'STRUCT',
-  fields: [{ name: 'start', type: 'TIMESTAMP' } as DataType & { name: string }, { name: 'end', type: 'TIMESTAMP' } as DataType & { name: string }],
-};
 
 /** The rows of a Parquet sink object, read by the source's reader under the query's output types, as output rows show them (exact DECIMALs and BIGINTs, ISO timestamps). */
 async function parquetObjectRows(bytes: Uint8Array, where: string, out: { schema: Schema; types: Record<string, DataType> }): Promise<Json[]> {
