@@ -44,9 +44,7 @@ export function invalidUtf8Lines(bytes: Uint8Array, start = 0, end = bytes.lengt
  * parser rejects is a dead letter with its file and line number. The cursor's bytes go with the
  * first chunk yielded. `invalid` holds the lines of this text (0-based) whose bytes were not
  * UTF-8 (invalidUtf8Lines): each is a dead letter, whatever the parser would make of it.
- * A chunk's dead letters all come before its rows (a dead letter after a row starts a new chunk):
- * the run writes a chunk's dead letters, then its rows' row errors, so the dead letters stay in
- * input order (FORMAT-3's deadLetterErrors).
+ * Its chunks are built by a ChunkBuilder (a chunk's dead letters before its rows).
  */
 export function* parseLineChunks(
   parse: LineParser,
@@ -58,9 +56,10 @@ export function* parseLineChunks(
   const n = text.length;
   let start = 0;
   let local = -1;
+  const out = new ChunkBuilder();
   while (start < n) {
-    let rows: Row[] = [];
-    let deadLetters: DeadLetter[] = [];
+    out.bytes += cursor.bytes;
+    cursor.bytes = 0;
     for (let k = 0; k < CHUNK_LINES && start < n; k++) {
       let nl = text.indexOf('\n', start);
       if (nl === -1) nl = n;
@@ -70,21 +69,52 @@ export function* parseLineChunks(
       if (end > start && text.charCodeAt(end - 1) === 13) end--;
       if (end > start && !(text.charCodeAt(start) <= 32 && isBlank(text, start, end))) {
         const line = text.slice(start, end);
-        const reason = invalid?.has(local) ? INVALID_UTF8_REASON : parse.into(line, rows);
+        const reason = invalid?.has(local) ? INVALID_UTF8_REASON : parse.into(line, out.rows);
         if (reason !== null) {
-          if (rows.length > 0) {
-            yield { rows, deadLetters, bytes: cursor.bytes };
-            cursor.bytes = 0;
-            rows = [];
-            deadLetters = [];
-          }
-          deadLetters.push({ source: { file, line: cursor.lineNo }, raw: line, reason });
+          const before = out.dead({ source: { file, line: cursor.lineNo }, raw: line, reason });
+          if (before !== null) yield before;
         }
       }
       start = nl + 1;
     }
-    yield { rows, deadLetters, bytes: cursor.bytes };
-    cursor.bytes = 0;
+    yield out.take();
+  }
+}
+
+/**
+ * A reader's chunks as it reads records in order: rows and dead letters, at most CHUNK_LINES
+ * records a chunk, and the bytes read that no chunk has counted yet (they go with the next chunk
+ * taken). A chunk's dead letters all come before its rows: a dead letter after a row starts a new
+ * chunk. The run writes a chunk's dead letters, then its rows' row errors (a stage that fails on a
+ * row), so the dead letters of bad records and of failed rows stay in input order (FORMAT-3's
+ * deadLetterErrors). Every reader (the line chunks above, CSV, JSON, text, Parquet, the Kinesis
+ * source) builds its chunks with one.
+ */
+export class ChunkBuilder {
+  rows: Row[] = [];
+  deadLetters: DeadLetter[] = [];
+
+  constructor(public bytes = 0) {}
+
+  /** Adds a dead letter; returns the chunk so far, to be yielded first, when it holds rows (else null). */
+  dead(letter: DeadLetter): ReadResult | null {
+    const before = this.rows.length > 0 ? this.take() : null;
+    this.deadLetters.push(letter);
+    return before;
+  }
+
+  /** The chunk, to be yielded, once it holds CHUNK_LINES records; else null. */
+  full(): ReadResult | null {
+    return this.rows.length + this.deadLetters.length >= CHUNK_LINES ? this.take() : null;
+  }
+
+  /** The chunk as it is (possibly empty), and a new one started. */
+  take(): ReadResult {
+    const chunk: ReadResult = { rows: this.rows, deadLetters: this.deadLetters, bytes: this.bytes };
+    this.rows = [];
+    this.deadLetters = [];
+    this.bytes = 0;
+    return chunk;
   }
 }
 

@@ -33,7 +33,7 @@ import type { BatchLimits, Json, DeadLetter, ReadOptions, ReadResult, Row, Sourc
 import type { SourceBacklog } from '../../engine/progress';
 import type { Schema } from '../../engine/schema';
 import { LineParsers, type LineParser } from '../../engine/json-scan';
-import { CHUNK_LINES, INVALID_UTF8_REASON } from '../../engine/lines';
+import { ChunkBuilder, INVALID_UTF8_REASON } from '../../engine/lines';
 import { splitOf } from '../../engine/splits';
 import { microsFromMillis } from '../../engine/timestamps';
 import { deaggregate, MalformedAggregateError, type UserRecord } from './kpl';
@@ -412,49 +412,51 @@ export class KinesisSource implements Source {
     if (!cursor.reachedStop && !cursor.resetToTrimHorizon) this.dataLoss.replayEndMissing(batchId, id, endSeq);
   }
 
-  /** The records as chunks of at most CHUNK_LINES rows (lib/engine/lines.ts): rows die young. */
+  /**
+   * The records as chunks of at most CHUNK_LINES rows and dead letters (lib/engine/lines.ts: rows
+   * die young, and a chunk's dead letters come before its rows, so they stay in record order).
+   */
   private *toChunks(shardId: string, records: KinesisRecord[], parse: LineParser): Generator<ReadResult> {
-    for (let i = 0; i < records.length; i += CHUNK_LINES) yield this.toChunk(shardId, records.slice(i, i + CHUNK_LINES), parse);
-  }
-
-  private toChunk(shardId: string, records: KinesisRecord[], parse: LineParser): ReadResult {
-    const rows: Row[] = [];
-    const deadLetters: DeadLetter[] = [];
-    let bytes = 0;
+    const out = new ChunkBuilder();
     for (const record of records) {
-      bytes += record.data.byteLength;
+      out.bytes += record.data.byteLength;
       let users: UserRecord[] | null;
       try {
         users = deaggregate(record.data);
       } catch (e) {
         if (!(e instanceof MalformedAggregateError)) throw e;
-        deadLetters.push({ source: { shardId, sequenceNumber: record.seq }, raw: asText(record.data), reason: malformedAggregateReason(e) });
+        const before = out.dead({ source: { shardId, sequenceNumber: record.seq }, raw: asText(record.data), reason: malformedAggregateReason(e) });
+        if (before !== null) yield before;
         continue;
       }
-      if (users === null) this.parseRecord(record.data, { shardId, sequenceNumber: record.seq }, record.arrivalMs, parse, rows, deadLetters);
-      else {
+      if (users === null) {
+        const before = this.parseRecord(record.data, { shardId, sequenceNumber: record.seq }, record.arrivalMs, parse, out);
+        if (before !== null) yield before;
+      } else {
         for (const user of users) {
-          this.parseRecord(
-            user.data,
-            { shardId, sequenceNumber: record.seq, subSequenceNumber: user.subSequenceNumber },
-            record.arrivalMs,
-            parse,
-            rows,
-            deadLetters,
-          );
+          const where = { shardId, sequenceNumber: record.seq, subSequenceNumber: user.subSequenceNumber };
+          const before = this.parseRecord(user.data, where, record.arrivalMs, parse, out);
+          if (before !== null) yield before;
         }
       }
+      const full = out.full();
+      if (full !== null) yield full;
     }
-    return { rows, deadLetters, bytes };
+    const last = out.take();
+    if (last.rows.length + last.deadLetters.length > 0 || last.bytes > 0) yield last;
   }
 
-  /** One JSON record (a Kinesis record's data, or a user record of an aggregated one) into a row or a dead letter. */
-  private parseRecord(data: Uint8Array, where: SourceLocation, arrivalMs: number, parse: LineParser, rows: Row[], deadLetters: DeadLetter[]): void {
+  /**
+   * One JSON record (a Kinesis record's data, or a user record of an aggregated one) into a row or
+   * a dead letter of `out`; returns the chunk to yield before it, as ChunkBuilder.dead does.
+   */
+  private parseRecord(data: Uint8Array, where: SourceLocation, arrivalMs: number, parse: LineParser, out: ChunkBuilder): ReadResult | null {
     const text = asText(data);
-    const reason = isUtf8(data) ? parse.into(text, rows) : INVALID_UTF8_REASON;
-    if (reason !== null) deadLetters.push({ source: where, raw: text, reason });
-    else if (this.settings.arrivalColumn !== null)
-      rows[rows.length - 1][this.settings.arrivalColumn] = this.arrivalAsMicros ? microsFromMillis(arrivalMs) : arrivalMs;
+    const reason = isUtf8(data) ? parse.into(text, out.rows) : INVALID_UTF8_REASON;
+    if (reason !== null) return out.dead({ source: where, raw: text, reason });
+    if (this.settings.arrivalColumn !== null)
+      out.rows[out.rows.length - 1][this.settings.arrivalColumn] = this.arrivalAsMicros ? microsFromMillis(arrivalMs) : arrivalMs;
+    return null;
   }
 }
 

@@ -26,9 +26,9 @@
  * makes the record a dead letter with its file and line, never a row with a null.
  */
 import { InvalidOptionError } from '../errors';
-import type { DeadLetter, ReadResult, Row } from '../ports';
+import type { ReadResult, Row } from '../ports';
 import type { Column, Schema } from '../schema';
-import { CHUNK_LINES } from '../lines';
+import { ChunkBuilder } from '../lines';
 import { boolOption, charOption, patternOption, type ReaderOptions } from './options';
 import { BadText, type TextPatterns, valueOfText } from './text-values';
 import { type QuotedScan, quotedField } from './csv-quoted';
@@ -269,19 +269,17 @@ export function* csvRecords(text: string, o: CsvOptions): Generator<CsvRecord> {
 /** A CSV file's text as chunks of rows (every column of `schema`, by position) and dead letters. */
 export function* decodeCsv(schema: Schema, o: CsvOptions, file: string, text: string, bytes: number, keep?: readonly string[]): Generator<ReadResult> {
   const cols: readonly Column[] = schema.columns;
-  let rows: Row[] = [];
-  let deadLetters: DeadLetter[] = [];
-  let pending = bytes;
+  const out = new ChunkBuilder(bytes);
   let first = true;
   for (const rec of csvRecords(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, o)) {
-    const dead = (reason: string) => deadLetters.push({ source: { file, line: rec.line }, raw: rec.raw, reason });
+    const dead = (reason: string) => out.dead({ source: { file, line: rec.line }, raw: rec.raw, reason });
     if (first && o.header) {
       first = false;
       const differs = o.enforceSchema ? null : headerDiffers(rec, cols, o);
       if (differs !== null) {
         // Spark fails the query (the header does not conform to the schema): the file is refused
-        dead(differs);
-        yield { rows: [], deadLetters, bytes: pending };
+        dead(differs); // the first record: no row before it
+        yield out.take();
         return;
       }
       continue;
@@ -307,26 +305,15 @@ export function* decodeCsv(schema: Schema, o: CsvOptions, file: string, text: st
         }
       }
     }
-    if (reason === null) rows.push(keep ? keepOnly(row, keep) : row);
+    if (reason === null) out.rows.push(keep ? keepOnly(row, keep) : row);
     else {
-      // a dead letter after rows starts a new chunk: a chunk's dead letters come before its rows, so
-      // with the rows' row errors (written after them) the dead letters stay in input order (lines.ts)
-      if (rows.length > 0) {
-        yield { rows, deadLetters, bytes: pending };
-        pending = 0;
-        rows = [];
-        deadLetters = [];
-      }
-      dead(reason);
+      const before = dead(reason);
+      if (before !== null) yield before;
     }
-    if (rows.length + deadLetters.length >= CHUNK_LINES) {
-      yield { rows, deadLetters, bytes: pending };
-      pending = 0;
-      rows = [];
-      deadLetters = [];
-    }
+    const full = out.full();
+    if (full !== null) yield full;
   }
-  yield { rows, deadLetters, bytes: pending };
+  yield out.take();
 }
 
 /** A field as univocity hands it to Spark: an empty field is nullValue unquoted, emptyValue quoted. */

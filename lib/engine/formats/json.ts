@@ -14,16 +14,15 @@
  * typed by the one JSON reader (schema.ts parseJsonLine): numbers are read from their text, so a
  * DECIMAL stays exact. json5 would parse the lenient forms too, but into doubles.
  */
-import { invalidUtf8Lines, parseLineChunks, type LineCursor } from '../lines';
+import { ChunkBuilder, invalidUtf8Lines, parseLineChunks, type LineCursor } from '../lines';
 import type { LineParser } from '../json-scan';
-import type { DeadLetter, ReadResult, Row } from '../ports';
+import type { ReadResult, Row } from '../ports';
 import { type CoerceResult, parseJsonLine, type Schema } from '../schema';
 import { keepOnly } from './csv';
 import { arrayLineRows, isArrayLine, topLevelValues } from './json-array';
 import { strictJson } from './lenient-json';
 import { boolOption, patternOption, type ReaderOptions } from './options';
 import type { TextPatterns } from './text-values';
-import { CHUNK_LINES } from '../lines';
 
 export interface JsonOptions {
   readonly multiLine: boolean;
@@ -94,9 +93,7 @@ export function* decodeJsonWhole(schema: Schema, o: JsonOptions, file: string, t
     ? topLevelValues(strict)
     : strict.split('\n').flatMap((l, k) => (l.trim() === '' ? [] : [{ text: l.replace(/\r$/, ''), line: k + 1 }]));
   const rawLines = o.multiLine ? null : text.split('\n');
-  let rows: Row[] = [];
-  let deadLetters: DeadLetter[] = [];
-  let pending = bytes;
+  const out = new ChunkBuilder(bytes);
   for (const rec of records) {
     const raw = rawLines ? rawLines[rec.line - 1].replace(/\r$/, '') : rec.text;
     // (single quotes: rewritten above as the options say); a line that is an array: its elements' rows
@@ -104,21 +101,11 @@ export function* decodeJsonWhole(schema: Schema, o: JsonOptions, file: string, t
     const r =
       !o.multiLine && isArrayLine(rec.text) ? arrayLineRows(schema, rec.text, false, patterns) : oneRow(parseJsonLine(schema, rec.text, false, patterns));
     if (!r.ok) {
-      // a dead letter after rows starts a new chunk, so the dead letters stay in input order (lines.ts)
-      if (rows.length > 0) {
-        yield { rows, deadLetters, bytes: pending };
-        pending = 0;
-        rows = [];
-        deadLetters = [];
-      }
-      deadLetters.push({ source: { file, line: rec.line }, raw, reason: r.reason });
-    } else for (const row of r.rows) rows.push(keep ? keepOnly(row, keep) : row);
-    if (rows.length + deadLetters.length >= CHUNK_LINES) {
-      yield { rows, deadLetters, bytes: pending };
-      pending = 0;
-      rows = [];
-      deadLetters = [];
-    }
+      const before = out.dead({ source: { file, line: rec.line }, raw, reason: r.reason });
+      if (before !== null) yield before;
+    } else for (const row of r.rows) out.rows.push(keep ? keepOnly(row, keep) : row);
+    const full = out.full();
+    if (full !== null) yield full;
   }
-  yield { rows, deadLetters, bytes: pending };
+  yield out.take();
 }

@@ -23,10 +23,10 @@ import { dateOfEpochDay } from '../dates';
 import { ddlOf } from '../ddl';
 import { resolveName } from '../resolve-name';
 import { fitsPrecision, formatDecimal, rescale } from '../decimal';
-import type { DeadLetter, ReadResult, Row } from '../ports';
+import type { ReadResult, Row } from '../ports';
 import { type Column, type DataType, canonicalLong, type Schema } from '../schema';
 import { parseTimestamp } from '../timestamps';
-import { CHUNK_LINES } from '../lines';
+import { ChunkBuilder } from '../lines';
 import { keepOnly } from './csv';
 import { BadText } from './text-values';
 
@@ -262,9 +262,7 @@ export async function* decodeParquet(schema: Schema, file: string, buf: Uint8Arr
     yield refuse(`the Parquet file cannot be read (${(e as Error).message}): rewrite it, or remove it from the prefix`);
     return;
   }
-  let rows: Row[] = [];
-  let deadLetters: DeadLetter[] = [];
-  let pending = bytes;
+  const out = new ChunkBuilder(bytes);
   for (let i = 0; i < objects.length; i++) {
     const o = objects[i];
     const row: Row = {};
@@ -278,23 +276,13 @@ export async function* decodeParquet(schema: Schema, file: string, buf: Uint8Arr
       if (!(e instanceof BadText)) throw e;
       reason = e.reason;
     }
-    if (reason === null) rows.push(keep ? keepOnly(row, keep) : row);
+    if (reason === null) out.rows.push(keep ? keepOnly(row, keep) : row);
     else {
-      // a dead letter after rows starts a new chunk, so the dead letters stay in input order (lines.ts)
-      if (rows.length > 0) {
-        yield { rows, deadLetters, bytes: pending };
-        pending = 0;
-        rows = [];
-        deadLetters = [];
-      }
-      deadLetters.push({ source: { file, line: i + 1 }, raw: rawText(o), reason });
+      const before = out.dead({ source: { file, line: i + 1 }, raw: rawText(o), reason });
+      if (before !== null) yield before;
     }
-    if (rows.length + deadLetters.length >= CHUNK_LINES) {
-      yield { rows, deadLetters, bytes: pending };
-      pending = 0;
-      rows = [];
-      deadLetters = [];
-    }
+    const full = out.full();
+    if (full !== null) yield full;
   }
-  yield { rows, deadLetters, bytes: pending };
+  yield out.take();
 }

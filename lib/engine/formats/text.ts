@@ -7,10 +7,10 @@
  * do. The schema is `value STRING` (checked when the query is built). A line whose bytes are not
  * UTF-8 is a dead letter with its line.
  */
-import { CHUNK_LINES, INVALID_UTF8_REASON } from '../lines';
+import { ChunkBuilder, INVALID_UTF8_REASON } from '../lines';
 import { isUtf8 } from 'node:buffer';
 import { InvalidOptionError } from '../errors';
-import type { DeadLetter, ReadResult, Row } from '../ports';
+import type { ReadResult, } from '../ports';
 import { boolOption, type ReaderOptions } from './options';
 
 export interface TextOptions {
@@ -32,9 +32,7 @@ export function* decodeText(o: TextOptions, file: string, buf: Uint8Array, bytes
     if (!isUtf8(buf)) return yield { rows: [], deadLetters: [{ source: { file, line: 1 }, raw: text.toString('utf8'), reason: INVALID_UTF8_REASON }], bytes };
     return yield { rows: [{ value: text.toString('utf8') }], deadLetters: [], bytes };
   }
-  let rows: Row[] = [];
-  let deadLetters: DeadLetter[] = [];
-  let pending = bytes;
+  const out = new ChunkBuilder(bytes);
   let line = 0;
   // a UTF-8 byte order mark opening the file is no text (Hadoop's LineRecordReader skips it; wholetext keeps it)
   let i = text.length >= 3 && text[0] === 0xef && text[1] === 0xbb && text[2] === 0xbf ? 3 : 0;
@@ -55,24 +53,14 @@ export function* decodeText(o: TextOptions, file: string, buf: Uint8Array, bytes
     }
     line++;
     const piece = text.subarray(i, j);
-    if (isUtf8(piece)) rows.push({ value: piece.toString('utf8') });
+    if (isUtf8(piece)) out.rows.push({ value: piece.toString('utf8') });
     else {
-      // a dead letter after rows starts a new chunk, so the dead letters stay in input order (lines.ts)
-      if (rows.length > 0) {
-        yield { rows, deadLetters, bytes: pending };
-        pending = 0;
-        rows = [];
-        deadLetters = [];
-      }
-      deadLetters.push({ source: { file, line }, raw: piece.toString('utf8'), reason: INVALID_UTF8_REASON });
+      const before = out.dead({ source: { file, line }, raw: piece.toString('utf8'), reason: INVALID_UTF8_REASON });
+      if (before !== null) yield before;
     }
     i = next;
-    if (rows.length + deadLetters.length >= CHUNK_LINES) {
-      yield { rows, deadLetters, bytes: pending };
-      pending = 0;
-      rows = [];
-      deadLetters = [];
-    }
+    const full = out.full();
+    if (full !== null) yield full;
   }
-  yield { rows, deadLetters, bytes: pending };
+  yield out.take();
 }
