@@ -100,8 +100,9 @@ describe('a filter right after a stream-stream join', () => {
     const p = joined('leftOuter').filter("status = 'ok' AND amount > 0").writeStream.plan();
     expect([joinSpec(p).type, joinSpec(p).declaredType]).toEqual(['inner', 'leftOuter']);
     // each conjunct filters its input after its stages, and gates its watermark (it does not read the event time)
-    expect(stages(p).right).toEqual(['join keys not null', 'watermark rt', "(status = 'ok')"]);
-    expect(stages(p).left).toEqual(['join keys not null', 'watermark lt', '(amount > 0)']);
+    // (and the event time's isnotnull, which the time range reads, above the watermark)
+    expect(stages(p).right).toEqual(['join keys not null', 'watermark rt', "(status = 'ok')", 'join keys not null']);
+    expect(stages(p).left).toEqual(['join keys not null', 'watermark lt', '(amount > 0)', 'join keys not null']);
     const [gate] = watermarkOf(p.inputs![0].stages).gates!;
     expect([gate({ rk: 1, status: 'ok' }), gate({ rk: 1, status: 'no' }), gate({ rk: 1, status: null })]).toEqual([true, false, false]);
     // the whole filter still follows the join
@@ -113,7 +114,7 @@ describe('a filter right after a stream-stream join', () => {
     expect([joinSpec(p).type, joinSpec(p).declaredType]).toEqual(['leftOuter', undefined]);
     expect(stages(p).left).toEqual(['watermark lt', '(amount > 0)']);
     expect(watermarkOf(p.stages).gates).toHaveLength(1);
-    expect(stages(p).right).toEqual(['join keys not null', 'watermark rt']);
+    expect(stages(p).right).toEqual(['join keys not null', 'watermark rt', 'join keys not null']);
   });
 
   it.each([
@@ -130,20 +131,22 @@ describe('a filter right after a stream-stream join', () => {
   it('takes adjacent filters after the join as one (CombineFilters runs before the pushdown)', () => {
     const two = joined('fullOuter').filter('amount > 0').filter("status <> 'x'").writeStream.plan();
     expect(joinSpec(two).type).toBe('inner');
-    expect(stages(two).left).toEqual(['join keys not null', 'watermark lt', '(amount > 0)']);
-    expect(stages(two).right).toEqual(['join keys not null', 'watermark rt', "(status <> 'x')"]);
+    expect(stages(two).left).toEqual(['join keys not null', 'watermark lt', '(amount > 0)', 'join keys not null']);
+    expect(stages(two).right).toEqual(['join keys not null', 'watermark rt', "(status <> 'x')", 'join keys not null']);
     // each filter still follows the join, as written
     expect(two.operators[0].post.map(named)).toEqual(['amount > 0', "status <> 'x'"]);
     // the first filter alone keeps the leftOuter join and pushes nothing right; with the second,
     // the join runs as inner and both go to the right input (taken one at a time, the first would not)
     const first = joined('leftOuter').filter("status IS NULL OR status = 'ok'");
     expect(joinSpec(first.writeStream.plan()).type).toBe('leftOuter');
-    expect(stages(first.writeStream.plan()).right).toEqual(['join keys not null', 'watermark rt']);
+    expect(stages(first.writeStream.plan()).right).toEqual(['join keys not null', 'watermark rt', 'join keys not null']);
     const both = first.filter("status = 'ok'").writeStream.plan();
     expect(joinSpec(both).type).toBe('inner');
     // (the two conjuncts pushed into the right input are adjacent filters there: one filter)
-    expect(stages(both).right).toHaveLength(3);
+    // (then the event time's isnotnull, which the time range reads)
+    expect(stages(both).right).toHaveLength(4);
     expect(stages(both).right.slice(0, 2)).toEqual(['join keys not null', 'watermark rt']);
+    expect(stages(both).right[3]).toBe('join keys not null');
     expect(stages(both).right[2]).toMatch(/^\(\(\(status IS NULL\) OR \(status = 'ok'\)\)\) AND \(\(status = 'ok'\)\)$/);
   });
 

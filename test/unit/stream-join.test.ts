@@ -57,8 +57,9 @@ describe('when a query joins two streams', () => {
     expect(plan.inputs![0]).toMatchObject({ name: 'clicks', limits: { maxFilesPerTrigger: 2 }, source: { kind: 'files', path: 's3://b/clicks' } });
     // the input's watermark stage gets an id of its own (the checkpoint keeps each one's watermark
     // by id); before each watermark, the filter Spark infers from an inner equi-join (keys not null)
-    expect(plan.inputs![0].stages.map((s) => (s.kind === 'watermark' ? s.id : s.kind))).toEqual(['filter', 'in0wm0']);
-    expect(plan.stages.map((s) => (s.kind === 'watermark' ? s.id : s.kind))).toEqual(['filter', 'wm0']);
+    // (and after it, the isnotnull of the event time the time range reads: a predicate on the event time stays above the watermark)
+    expect(plan.inputs![0].stages.map((s) => (s.kind === 'watermark' ? s.id : s.kind))).toEqual(['filter', 'in0wm0', 'filter']);
+    expect(plan.stages.map((s) => (s.kind === 'watermark' ? s.id : s.kind))).toEqual(['filter', 'wm0', 'filter']);
     expect(plan.operators.map((o) => o.spec.kind)).toEqual(['streamJoin']);
     expect(statefulShape(plan)).toMatchObject({ kind: 'chain', inputs: [{ name: 'clicks', kind: 'files', watermarks: ['clickTime'] }] });
   });

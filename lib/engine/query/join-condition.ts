@@ -41,7 +41,17 @@ export interface JoinConjunct {
    * INTERVAL 5 SECONDS`, `lt BETWEEN rt - INTERVAL 5 SECONDS AND rt`): the time range it is.
    */
   readonly bound?: TimeBound;
+  /**
+   * A conjunct on the pair: the columns of each side it reads through null-intolerant operators
+   * only (`lv <> rv`, `a + 1 < b`), whose isnotnull Spark's optimizer infers from it
+   * (InferFiltersFromConstraints, constructIsNotNullConstraints) and pushes into the sides that
+   * cannot produce outer rows.
+   */
+  readonly notNull?: Readonly<Record<JoinSideName, readonly string[]>>;
 }
+
+/** The binary operators whose Spark expressions are null-intolerant: the comparisons but <=>, the arithmetic. */
+const NULL_INTOLERANT_BINARY = new Set(['=', '==', '<>', '!=', '<', '<=', '>', '>=', '+', '-', '*', '/', '%']);
 
 /** A conjunct as a time range: `right + lower <= left <= right + upper` (`<` where strict), one bound or both. */
 interface TimeBound {
@@ -160,7 +170,21 @@ export function splitJoinCondition(text: string, left: readonly ColumnInfo[], ri
     const pairTest = (pair: Row) => pairEval(pair) === true;
     if (read.size === 2) {
       const bound = boundOf(conjunct);
-      return { text: pairTyped.sql, side: 'both', columns: [], sideTest: null, pairTest, ...(bound ? { bound } : {}) };
+      const notNull: Record<JoinSideName, string[]> = { left: [], right: [] };
+      // Spark's scanNullIntolerantAttribute: the columns reached through null-intolerant nodes only
+      const scan = (a: Ast): void => {
+        if (a.k === 'name') {
+          const found = resolve(a.parts, a.pos);
+          if (found !== null && found.used === a.parts.length && !notNull[found.side].includes(found.column.name)) notNull[found.side].push(found.column.name);
+        } else if (a.k === 'binary' && NULL_INTOLERANT_BINARY.has(a.op)) {
+          scan(a.left);
+          scan(a.right);
+        } else if (a.k === 'unary' && (a.op === '-' || a.op === 'NOT')) scan(a.arg);
+        // (BETWEEN is two comparisons, each a constraint of its own)
+        else if (a.k === 'between' && !a.not) for (const x of [a.arg, a.lo, a.hi]) scan(x);
+      };
+      scan(conjunct);
+      return { text: pairTyped.sql, side: 'both', columns: [], sideTest: null, pairTest, ...(bound ? { bound } : {}), notNull };
     }
     const side: JoinSideName = read.has('right') ? 'right' : 'left';
     // on one side's row: the same conjunct over that side's columns, with bare names

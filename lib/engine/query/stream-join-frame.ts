@@ -148,8 +148,20 @@ export function streamJoinFrame(
     checked.filter((c) => c.side === side).map((c) => ({ text: c.text, test: side === 'both' ? c.pairTest : c.sideTest! }));
   // Spark infers isnotnull(key) from the equi-join on the sides that cannot produce outer rows
   // (InferFiltersFromConstraints) and pushes it down with the rest: a null-key row there is invisible
-  const leftKeys = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'rightOuter' ? pairs.map((k) => k.left) : [];
-  const rightKeys = joinType === 'inner' || joinType === 'leftSemi' || joinType === 'leftOuter' ? pairs.map((k) => k.right) : [];
+  // and isnotnull of the columns a condition conjunct on the pair reads null-intolerantly (`lv <> rv`:
+  // a row with a null lv can match nothing), the time range's two columns among them (a range given
+  // as timeRange is Spark's `lt >= rt + lower AND lt <= rt + upper`). An event-time column's
+  // isnotnull stays above its watermark (PushPredicateThroughNonJoin keeps a predicate on the event
+  // time there): a null event time's row still counts for the watermark, then is never buffered
+  // (conformance case sluice-join-null-event-time-holds-watermark).
+  const pairNotNull = (side: 'left' | 'right') => [
+    ...conjuncts.flatMap((c) => (c.side === 'both' && c.notNull ? c.notNull[side] : [])),
+    ...(timeRange === null ? [] : [timeRange[side]]),
+  ];
+  const leftKeys =
+    joinType === 'inner' || joinType === 'leftSemi' || joinType === 'rightOuter' ? [...new Set([...pairs.map((k) => k.left), ...pairNotNull('left')])] : [];
+  const rightKeys =
+    joinType === 'inner' || joinType === 'leftSemi' || joinType === 'leftOuter' ? [...new Set([...pairs.map((k) => k.right), ...pairNotNull('right')])] : [];
   // and the filters it infers across the equi-join from what each side is known to hold (join-inference.ts)
   const factsOf = (side: 'left' | 'right', frame: PushSide, cols: readonly ColumnInfo[]): SideFacts => ({
     predicates: condition.filter((p) => predicateSide(p, leftCols) === side),
