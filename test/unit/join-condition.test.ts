@@ -259,6 +259,30 @@ describe('a time range read from an expression condition', () => {
       { lowerUs: -60_000_000, upperUs: 2_000_000, lowerStrict: true, upperStrict: true },
       [],
     ],
+    // two bounds on one side: the loosest is the range (Spark keeps a row until the least of the
+    // state watermarks the conjuncts give passes it), the tighter one is still checked on the pair
+    [
+      'lt >= rt - INTERVAL 5 SECONDS AND lt >= rt - INTERVAL 10 SECONDS AND lt <= rt',
+      { lowerUs: -10_000_000, upperUs: 0, lowerStrict: false, upperStrict: false },
+      ["(left.lt >= right.rt - INTERVAL '05' SECOND)"],
+    ],
+    [
+      'lt <= rt AND lt <= rt + INTERVAL 3 SECONDS AND lt >= rt - INTERVAL 10 SECONDS',
+      { lowerUs: -10_000_000, upperUs: 3_000_000, lowerStrict: false, upperStrict: false },
+      ['(left.lt <= right.rt)'],
+    ],
+    // (a BETWEEN whose lower bound is the tighter one stays a check; its upper bound is still the range's)
+    [
+      'lt BETWEEN rt - INTERVAL 5 SECONDS AND rt AND lt > rt - INTERVAL 10 SECONDS',
+      { lowerUs: -10_000_000, upperUs: 0, lowerStrict: true, upperStrict: false },
+      ["between(left.lt, right.rt - INTERVAL '05' SECOND, right.rt)"],
+    ],
+    // (at the same value, <= lets more pairs through than <)
+    [
+      'lt > rt - INTERVAL 10 SECONDS AND lt >= rt - INTERVAL 10 SECONDS AND lt <= rt',
+      { lowerUs: -10_000_000, upperUs: 0, lowerStrict: false, upperStrict: false },
+      ["(left.lt > right.rt - INTERVAL '10' SECOND)"],
+    ],
   ])('%s: the conjuncts bounding lt by rt become the timeRange, the rest stays a check on the pair', (condition, bounds, pair) => {
     const j = joinOf(build({ condition }));
     expect(j.timeRange).toEqual({ left: 'lt', right: 'rt', ...bounds });
@@ -294,6 +318,24 @@ describe('a time range read from an expression condition', () => {
     // a matched at once; b (2 s) and its click (20 s) are 18 s apart: b's outer row when the watermark passes 12 s
     expect(derived[0].rows).toEqual([{ lk: 'a', lt: iso(1), lv: 1, rk: 'a', rt: iso(5), rv: 0 }]);
     expect(derived[1].rows).toContainEqual({ lk: 'b', lt: iso(2), lv: 2, rk: null, rt: null, rv: null });
+  });
+  it("keeps a left row until the loosest of two lower bounds lets it go, as Spark's least state watermark does", async () => {
+    const run = joinRunner(build({ condition: 'lt >= rt - INTERVAL 5 SECONDS AND lt >= rt - INTERVAL 10 SECONDS AND lt <= rt' }));
+    run.left([{ lk: 'b', lt: sec(2), lv: 2 }]);
+    run.right([{ rk: 'z', rt: sec(1), rv: 0 }]);
+    await run.run();
+    run.left([{ lk: 'q', lt: sec(10), lv: 0 }]);
+    run.right([{ rk: 'w', rt: sec(10), rv: 0 }]);
+    const second = await run.run();
+    // at a watermark of 10 s: 10 - 5 s would let b (2 s) go; 10 - 10 s does not (a right row at
+    // 10 s or later could still meet it by the looser bound, though not by both)
+    expect(second.watermark).toBe(iso(10));
+    expect(rows(second)).not.toContainEqual(expect.objectContaining({ lk: 'b' }));
+    run.left([{ lk: 'q', lt: sec(13), lv: 0 }]);
+    run.right([{ rk: 'w', rt: sec(13), rv: 0 }]);
+    const third = await run.run();
+    // at 13 s: 13 - 10 s = 3 s passes b: its outer row
+    expect(rows(third)).toContainEqual({ lk: 'b', lt: iso(2), lv: 2, rk: null, rt: null, rv: null });
   });
 });
 

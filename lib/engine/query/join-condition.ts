@@ -203,21 +203,40 @@ export function splitJoinCondition(text: string, left: readonly ColumnInfo[], ri
 /**
  * The time range a condition's conjuncts give when the join has none (Spark reads it from the
  * condition: StreamingJoinHelper): the bounds on the first pair of TIMESTAMP columns a conjunct
- * bounds, each bound from the first conjunct giving it. Returns the range and the conjuncts it
- * replaces (a conjunct on another pair, or a second one on a bound, stays a check on the pair).
+ * bounds. When several conjuncts bound the same side, the loosest is the range's (the lowest
+ * lower, the highest upper; `<=` looser than `<` at the same value): Spark computes a state
+ * watermark from each conjunct and keeps a row until the least of them passes it
+ * (getStateValueWatermark's min), so the loosest bound decides when a row leaves the state and
+ * when its outer row is emitted. Returns the range and the conjuncts it replaces; every other
+ * conjunct (a tighter bound, a bound on another pair) stays a check on the pair, so matching
+ * still meets them all.
  */
 export function timeRangeOf(conjuncts: readonly JoinConjunct[]): { range: TimeRange; used: JoinConjunct[] } | null {
   const first = conjuncts.find((c) => c.bound);
   if (!first) return null;
   const { left, right } = first.bound!;
-  let lower: TimeBound['lower'];
-  let upper: TimeBound['upper'];
+  type Edge = NonNullable<TimeBound['lower']>;
+  // whether bound a lets more pairs through than b (a lower bound: lower; an upper bound: higher)
+  const looser = (a: Edge, b: Edge | undefined, sign: 1 | -1) => b === undefined || sign * (b.us - a.us) > 0 || (a.us === b.us && !a.strict && b.strict);
+  let lower: Edge | undefined;
+  let upper: Edge | undefined;
+  const pair = conjuncts.filter((c) => c.bound && c.bound.left === left && c.bound.right === right);
+  for (const c of pair) {
+    if (c.bound!.lower && looser(c.bound!.lower, lower, 1)) lower = c.bound!.lower;
+    if (c.bound!.upper && looser(c.bound!.upper, upper, -1)) upper = c.bound!.upper;
+  }
+  // a conjunct is replaced by the range when each bound it gives is the range's (the first such one)
   const used: JoinConjunct[] = [];
-  for (const c of conjuncts) {
-    const b = c.bound;
-    if (!b || b.left !== left || b.right !== right || (b.lower && lower) || (b.upper && upper)) continue;
-    lower = b.lower ?? lower;
-    upper = b.upper ?? upper;
+  let lowerTaken = lower === undefined;
+  let upperTaken = upper === undefined;
+  for (const c of pair) {
+    const b = c.bound!;
+    const givesLower = b.lower !== undefined;
+    const givesUpper = b.upper !== undefined;
+    if (givesLower && (lowerTaken || b.lower !== lower)) continue;
+    if (givesUpper && (upperTaken || b.upper !== upper)) continue;
+    if (givesLower) lowerTaken = true;
+    if (givesUpper) upperTaken = true;
     used.push(c);
   }
   return {
