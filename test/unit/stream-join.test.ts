@@ -87,6 +87,10 @@ describe('when a query joins two streams', () => {
       /^Stream-stream (LeftOuter|RightOuter|FullOuter|LeftSemi) join between two streaming DataFrame\/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition/;
     expect(() => join('leftOuter').writeStream.plan()).toThrow(noWatermark);
     expect(() => join('left_semi', within10s, true, false).writeStream.plan()).toThrow(/LeftSemi join/);
+    // the check asks the other side's watermark only (getStateValueWatermark of the left side
+    // against the right's watermarked column), not the nullable side's own: accepted
+    expect(join('leftOuter', within10s, false, true).writeStream.plan().inputs).toHaveLength(1);
+    expect(join('rightOuter', within10s, true, false).writeStream.plan().inputs).toHaveLength(1);
     // a range with only a lower bound gives the left side a state watermark, not the right one
     const lowerOnly = { left: 'impressionTime', right: 'clickTime', lower: '-10 seconds' };
     expect(join('leftOuter', lowerOnly).writeStream.plan().inputs).toHaveLength(1);
@@ -106,6 +110,32 @@ describe('when a query joins two streams', () => {
     expect(() =>
       impressions().join(clicks(), { left: 'adId', right: 'clickAdId' }, 'inner', { timeRange: { left: 'adId', right: 'clickTime', lower: '0 seconds' } }),
     ).toThrow(/timeRange column adId is STRING, not a TIMESTAMP/);
+  });
+
+  it('runs a leftOuter join whose left input has no watermark as Spark does: the left rows stay, and no outer row is ever emitted', async () => {
+    // (Spark's check passes on the right's watermark; its join removes a side's rows only when that
+    // side has a watermark of its own: StreamingSymmetricHashJoinHelper.getOneSideStateWatermarkPredicate)
+    const plan = readStream
+      .format('json')
+      .schema(IMPRESSIONS)
+      .load()
+      .join(clicks(), { left: 'adId', right: 'clickAdId' }, 'leftOuter', { timeRange: within10s })
+      .writeStream.plan();
+    const r = joinRunner(plan);
+    r.left([
+      { adId: 'a', impressionTime: sec(1) },
+      { adId: 'b', impressionTime: sec(2) },
+    ]);
+    r.right([{ clickAdId: 'a', clickTime: sec(5) }]);
+    expect(rows(await r.run())).toEqual([{ adId: 'a', impressionTime: iso(1), clickAdId: 'a', clickTime: iso(5) }]);
+    r.right([{ clickAdId: 'z', clickTime: sec(300) }]);
+    const later = await r.run();
+    // the global watermark is the right's alone (300 s - its delay): far past b, which still waits
+    expect(Date.parse(later.watermark)).toBeGreaterThan(Date.parse(iso(200)));
+    expect(rows(later)).toEqual([]);
+    // a and b, and both right rows: the right's have no state watermark either (the left has no
+    // watermarked column to bound them by), so they stay too
+    expect(later.stateRows).toBe(4);
   });
 
   it('joins each batch with the other side buffered so far, and emits an unmatched row of an outer join only when the watermark passes it', async () => {

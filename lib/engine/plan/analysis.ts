@@ -272,16 +272,17 @@ function checkStreamJoin(op: ChainedOperator, mode: OutputMode): void {
   const j = op.join!;
   // (the type as written: a filter after the join may have made the optimizer run it as another)
   const type = spec.declaredType ?? spec.type;
-  // (Spark's checkForStreamStreamJoinWatermark: a full outer join needs a state watermark on one side at least)
+  // (Spark's checkForStreamStreamJoinWatermark: the side whose rows may go unmatched needs a state
+  // watermark the checker can find, a full outer join one side at least; JoinSides.stateWatermarks)
   const needs =
     type === 'leftOuter' || type === 'leftSemi'
-      ? [j.leftRemoval]
+      ? [j.stateWatermarks.left]
       : type === 'rightOuter'
-        ? [j.rightRemoval]
+        ? [j.stateWatermarks.right]
         : type === 'fullOuter'
-          ? [j.leftRemoval, j.rightRemoval]
+          ? [j.stateWatermarks.left, j.stateWatermarks.right]
           : [];
-  if (needs.length && (type === 'fullOuter' ? needs.every((r) => r === null) : needs.some((r) => r === null))) {
+  if (needs.length && !needs.some((found) => found)) {
     throw new InvalidQueryError(
       `Stream-stream ${JOIN_TYPE_NAMES[type]} join between two streaming DataFrame/Datasets is not supported without a watermark in the join keys, or a watermark on the nullable side and an appropriate range condition: ` +
         'put withWatermark on both inputs and join on an event-time key (a window) or add a timeRange between the two event-time columns',

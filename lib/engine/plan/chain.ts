@@ -81,6 +81,14 @@ export interface JoinSides {
   readonly rightEventColumn: string | null;
   readonly leftRemoval: JoinRemoval;
   readonly rightRemoval: JoinRemoval;
+  /**
+   * Whether Spark's checker finds a state watermark for each side (StreamingJoinHelper
+   * getStateValueWatermark, or an event-time key): a bound of the range on that side against the
+   * other side's watermarked column. It does not ask that side to have a watermark of its own, which
+   * the join's removal does: with the left unwatermarked, a leftOuter join passes the check but
+   * never removes a left row nor emits its outer row, as in Spark.
+   */
+  readonly stateWatermarks: { readonly left: boolean; readonly right: boolean };
   /** The output watermark is the input one plus this (min of 0 and the state watermarks' offsets). */
   readonly outputOffsetMs: number;
 }
@@ -230,6 +238,10 @@ function joinSides(spec: StreamJoinSpec, left: Flow, right: Flow, inputName: str
     if (tr.lowerUs !== null) leftRemoval = { kind: 'value', column: tr.left, offsetMs: Math.floor(tr.lowerUs / 1000) - (tr.lowerStrict ? 0 : 1) };
     if (tr.upperUs !== null) rightRemoval = { kind: 'value', column: tr.right, offsetMs: Math.floor(-tr.upperUs / 1000) - (tr.upperStrict ? 0 : 1) };
   }
+  const stateWatermarks = {
+    left: keyed !== undefined || (tr !== null && tr !== undefined && tr.lowerUs !== null && right.marks.has(tr.right)),
+    right: keyed !== undefined || (tr !== null && tr !== undefined && tr.upperUs !== null && left.marks.has(tr.left)),
+  };
   const offsets = [leftRemoval, rightRemoval].map((r) => (r === null ? null : r.kind === 'key' ? 0 : r.offsetMs)).filter((o): o is number => o !== null);
   return {
     rightColumns: right.cols,
@@ -238,6 +250,7 @@ function joinSides(spec: StreamJoinSpec, left: Flow, right: Flow, inputName: str
     rightEventColumn: firstMarked(right),
     leftRemoval,
     rightRemoval,
+    stateWatermarks,
     outputOffsetMs: Math.min(0, ...offsets),
   };
 }
