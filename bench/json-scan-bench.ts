@@ -10,7 +10,8 @@
  * smaller tables follow: the same records with a nested field outside the schema.
  */
 import { compileLineParser } from '../lib/engine/json-scan';
-import { parseJsonLine, parseSchema } from '../lib/engine/schema';
+import { parseSchema } from '../lib/engine/schema';
+import { parseJsonLine } from '../lib/engine/json-record';
 import { BENCH_SCHEMA, generateEvents } from './generate';
 
 function arg(name: string, fallback: number): number {

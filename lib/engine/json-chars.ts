@@ -6,7 +6,8 @@
  * code calls its helpers and reads its scratch state (numEnd, wsSeen) within it.
  */
 import type { Row } from './ports';
-import { type Column, exactLong, nonFiniteDouble } from './schema';
+import { type Column, exactLong } from './schema';
+import { nonFiniteDouble } from './json-record';
 import { epochSecondsMicros, parseTimestamp, safeHourMicros } from './timestamps';
 import { inputTimestamp } from './timestamp-input';
 import { binary32OfNumber } from './binary32';

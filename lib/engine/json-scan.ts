@@ -36,7 +36,8 @@
  * expression), json-chars.ts (tier 2's scan, the JSON it reads, a token's value in a column).
  */
 import type { Row } from './ports';
-import { parseJsonLine, unreadableReason, type CoerceResult, type Schema } from './schema';
+import type { Schema } from './schema';
+import { parseJsonLine, unreadableReason, type CoerceResult } from './json-record';
 import { BACKSLASH, BAD, fromString, fromToken, lineScanner, plainTimestampReader, QUOTE, sawWhitespace, T_STRING, T_TIMESTAMP, typeCode } from './json-chars';
 import { shapeRegExp, type Shape } from './json-shapes';
 import { arrayLineRows, isArrayLine } from './formats/json-array';

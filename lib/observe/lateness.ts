@@ -13,7 +13,8 @@
  * share of rows with lateness > delay (an estimate: a quiet stream's watermark lags further).
  */
 import { InvalidOptionError } from '../engine/errors';
-import { parseJsonLine, parseSchema } from '../engine/schema';
+import { parseSchema } from '../engine/schema';
+import { parseJsonLine } from '../engine/json-record';
 import { floorMillis } from '../engine/timestamps';
 
 const PERCENTILE_METHOD = 'nearest-rank';
@@ -57,7 +58,7 @@ export function countAbove(sorted: readonly number[], x: number): number {
 
 /**
  * Reads the event time of one JSON record (a line of a file, a Kinesis record) with the engine's
- * own rules for a TIMESTAMP column (lib/engine/schema.ts): epoch ms (the engine's µs truncated to
+ * own rules for a TIMESTAMP column (lib/engine/json-record.ts): epoch ms (the engine's µs truncated to
  * the millisecond, as a watermark takes an event time), or the reason it cannot.
  */
 export function eventTimeReader(column: string): (text: string) => { ms: number } | { reason: string } {

@@ -4,7 +4,8 @@
  * (tier 1 learnt), one without shapes, one without codegen.
  */
 import { compileLineParser, type LineParser } from '../../lib/engine/json-scan';
-import { parseJsonLine, type CoerceResult, type Schema } from '../../lib/engine/schema';
+import type { Schema } from '../../lib/engine/schema';
+import { parseJsonLine, type CoerceResult } from '../../lib/engine/json-record';
 
 /** The readers of `schema`, by name; `good` is a line of it the warmed ones have read three times. */
 function readers(schema: Schema, good: string): Array<[string, (line: string) => CoerceResult]> {

@@ -8,7 +8,8 @@
 import { parseDdlColumns } from '../../lib/engine/ddl';
 import { compileExpression } from '../../lib/engine/expr';
 import { compileLineParser } from '../../lib/engine/json-scan';
-import { parseJsonLine, parseSchema } from '../../lib/engine/schema';
+import { parseSchema } from '../../lib/engine/schema';
+import { parseJsonLine } from '../../lib/engine/json-record';
 import { givesEveryKeyOnce } from '../../lib/engine/json-duplicates';
 
 const value = (text: string, row: Record<string, unknown>, ddl: string) => compileExpression(text, parseDdlColumns(ddl)).evaluate(row);

@@ -1,5 +1,6 @@
 import { elementTexts } from '../../lib/engine/formats/lenient-json';
-import { parseJsonLine, parseSchema } from '../../lib/engine/schema';
+import { parseSchema } from '../../lib/engine/schema';
+import { parseJsonLine } from '../../lib/engine/json-record';
 
 describe("a STRING inside a container keeps the value's text as the line writes it (Spark 4's exact string parsing)", () => {
   it('splits an array text into its elements as written', () => {

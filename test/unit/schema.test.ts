@@ -1,4 +1,5 @@
-import { coerceRecord, parseJsonLine, parseSchema } from '../../lib/engine/schema';
+import { parseSchema } from '../../lib/engine/schema';
+import { coerceRecord, parseJsonLine } from '../../lib/engine/json-record';
 import { parseTimestamp } from '../../lib/engine/timestamps';
 import { compileLineParser } from '../../lib/engine/json-scan';
 import { parseInterval, parseWatermarkDelay, parseWindowDuration } from '../../lib/engine/duration';

@@ -7,7 +7,8 @@ import { partitionValues } from '../../lib/aws/s3/file-rules';
 import { ddlOf, hiveTypeOf, parseDdlType } from '../../lib/engine/ddl';
 import { dateOfEpochDay, epochDayOf, parseDate } from '../../lib/engine/dates';
 import { decimalOfText, divideHalfUp, formatDecimal, unscaledOf } from '../../lib/engine/decimal';
-import { outputValue, parseJsonLine, parseSchema } from '../../lib/engine/schema';
+import { outputValue, parseSchema } from '../../lib/engine/schema';
+import { parseJsonLine } from '../../lib/engine/json-record';
 
 function good(ddl: string, line: string): Record<string, unknown> {
   const r = parseJsonLine(parseSchema(ddl), line);

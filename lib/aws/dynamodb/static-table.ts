@@ -15,7 +15,8 @@ import { type AttributeValue, BatchGetItemCommand, type DynamoDBClient } from '@
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { Row, StaticTableReader } from '../../engine/ports';
 import { LosslessNumber } from 'lossless-json';
-import { coerceRecord, type Schema } from '../../engine/schema';
+import type { Schema } from '../../engine/schema';
+import { coerceRecord } from '../../engine/json-record';
 import { isRetriable, toSluiceError } from '../request/errors';
 import { RetryableResult, type RetryOptions, type RetryPolicy, retryPolicy, withRetry } from '../request/retry';
 import { mapLimit } from '../request/concurrency';

@@ -1,7 +1,7 @@
 /**
  * A static table in S3 for stream-static joins (`staticTable.s3(uri, { format, schema })`):
  * every object under the URI, read whole once per run, as JSON lines or CSV with a header line,
- * each row typed by the schema with the engine's parsers (lib/engine/schema.ts).
+ * each row typed by the schema with the engine's parsers (lib/engine/json-record.ts).
  *
  *   ListObjectsV2 (the URI as prefix) ─▶ GetObject of each, in key order ─▶ lines ─▶ typed rows
  *
@@ -11,7 +11,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { InvalidOptionError, SluiceError } from '../../engine/errors';
 import type { Row, StaticTableReader } from '../../engine/ports';
-import { coerceRecord, parseJsonLine, type Schema } from '../../engine/schema';
+import type { Schema } from '../../engine/schema';
+import { coerceRecord, parseJsonLine } from '../../engine/json-record';
 import type { RetryOptions } from '../request/retry';
 import { S3Requests } from './requests';
 

@@ -6,7 +6,8 @@
  * file. Off the fast path: only a line the reference refused as "not an object" comes here.
  */
 import type { Row } from '../ports';
-import { type JsonPatterns, parseJsonLine, type Schema } from '../schema';
+import type { Schema } from '../schema';
+import { type JsonPatterns, parseJsonLine } from '../json-record';
 import { firstValueEnd, strictJson } from './lenient-json';
 
 /** Whether the text is one JSON value (JSON.parse takes it). */

@@ -11,13 +11,14 @@
  *                                number for a TIMESTAMP stays epoch seconds
  *
  * The lenient forms are rewritten to strict JSON (lines kept, so a record's line is its own) and
- * typed by the one JSON reader (schema.ts parseJsonLine): numbers are read from their text, so a
+ * typed by the one JSON reader (json-record.ts parseJsonLine): numbers are read from their text, so a
  * DECIMAL stays exact. json5 would parse the lenient forms too, but into doubles.
  */
 import { ChunkBuilder, invalidUtf8Lines, parseLineChunks, type LineCursor } from '../lines';
 import type { LineParser } from '../json-scan';
 import type { ReadResult, Row } from '../ports';
-import { type CoerceResult, parseJsonLine, type Schema } from '../schema';
+import type { Schema } from '../schema';
+import { type CoerceResult, parseJsonLine } from '../json-record';
 import { keepOnly } from './csv';
 import { arrayLineRows, isArrayLine, topLevelValues } from './json-array';
 import { strictJson } from './lenient-json';

@@ -10,7 +10,7 @@
 import { ChunkBuilder, INVALID_UTF8_REASON } from '../lines';
 import { isUtf8 } from 'node:buffer';
 import { InvalidOptionError } from '../errors';
-import type { ReadResult, } from '../ports';
+import type { ReadResult } from '../ports';
 import { boolOption, type ReaderOptions } from './options';
 
 export interface TextOptions {

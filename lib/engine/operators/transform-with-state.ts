@@ -18,7 +18,8 @@ import type { Json, OperatorStateSpec, Row, StateChange, StateEntry, StateStore 
 import type { TransformWithStateSpec } from '../plan/types';
 import type { ColumnInfo } from '../plan/columns';
 import { watermarkTimeOf } from '../plan/columns';
-import { type Column, type DataType, jsonValueOf, nonFiniteDouble, outputValue } from '../schema';
+import { type Column, type DataType, outputValue } from '../schema';
+import { jsonValueOf, nonFiniteDouble } from '../json-record';
 import { canonicalMicros, parseTimestamp, type Micros } from '../timestamps';
 import { type BatchMeta, batchMeta, isLate } from './batch';
 import type { Accumulator, OperatorConfig, OperatorOutput, StatefulOperator } from './operator';

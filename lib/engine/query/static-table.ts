@@ -1,6 +1,7 @@
 /** Static tables for a stream-static join's right side: staticTable.s3, .dynamodb and .rows. */
 import { InvalidOptionError } from '../errors';
-import { coerceRecord, parseSchema, type Schema } from '../schema';
+import { parseSchema, type Schema } from '../schema';
+import { coerceRecord } from '../json-record';
 import type { ROW_TYPE, StaticTableSpec } from '../plan/types';
 import type { AnyColumns, FrameColumns, SchemaColumns } from './types';
 

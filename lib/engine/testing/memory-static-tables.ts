@@ -2,7 +2,7 @@
 import { SluiceError } from '../errors';
 import type { StaticTableReader, StaticTables } from '../ports';
 import type { StaticTableSpec } from '../plan/types';
-import { coerceRecord } from '../schema';
+import { coerceRecord } from '../json-record';
 
 /**
  * Static tables in memory, for stream-static joins in tests: rows put under an S3 URI (read whole)
