@@ -108,6 +108,20 @@ function eventTimeColumns(op: ChainedOperator, next: ChainedOperator | undefined
     .map((k) => (k.kind === 'column' ? k.name : `${k.kind === 'window' ? 'window' : 'session_window'}(${k.column})`));
 }
 
+/**
+ * The event-time columns a dropDuplicates finds on its input rows, as its late-row filter and its
+ * keys' expiry look for them (Spark's WatermarkSupport.watermarkExpression over
+ * findEventTimeColumn(child.output)): its marked input columns, less those Spark's ColumnPruning
+ * prunes below it (a Project over a Deduplicate goes under it: a column that is not a key and that
+ * nothing downstream reads is gone from the child's output), so that such a dedup drops no late
+ * rows. (dropDuplicatesWithinWatermark keeps every mark: its expiry needs the column.)
+ */
+export function dedupMarks(op: ChainedOperator, next: ChainedOperator | undefined): Marks {
+  const st = op.spec;
+  if (st.kind !== 'dedup' || st.withinWatermark || st.columns === null) return op.marks;
+  return new Map([...op.marks].filter(([c]) => st.columns!.includes(c) || downstream(c, op.post, next)));
+}
+
 /** Whether `text` names column `c` (an expression stage's text: read as written, so a name inside a string literal counts too). */
 function names(text: string, c: string): boolean {
   return new RegExp(`(^|[^A-Za-z0-9_])${c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9_])`).test(text);

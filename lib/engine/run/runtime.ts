@@ -10,6 +10,7 @@ import type { StatefulOperator } from '../operators/operator';
 import { createOperator } from '../operators/registry';
 import type { Clock, InputFile, Json, OutputColumnType, ReadOptions, Row, SinkContext, Source } from '../ports';
 import { systemClock } from '../ports';
+import { dedupMarks } from '../plan/analysis';
 import { type ChainedOperator, operatorChain, outputColumns } from '../plan/chain';
 import { type ColumnInfo, columnsAfter } from '../plan/columns';
 import { statefulShape } from '../plan/shape';
@@ -71,13 +72,18 @@ export class QueryRuntime {
     this.perKeyJoinFingerprint = perKey === this.fingerprint ? null : perKey;
     this.watermarks = new WatermarkPolicy(this.plan);
     // each operator with its own input columns and event-time columns (its marks)
-    this.operators = operatorChain(this.plan).operators.map((chained) => ({
+    // (a dropDuplicates sees the marked columns Spark's optimizer leaves it: dedupMarks)
+    const chain = operatorChain(this.plan).operators;
+    this.operators = chain.map((chained, i) => ({
       chained,
       op: createOperator(chained.spec, {
         operatorId: chained.operatorId,
         outputMode: this.plan.outputMode,
         inputColumns: chained.inputColumns,
-        watermarks: chained.marks,
+        watermarks: dedupMarks(
+          chained,
+          chain.slice(i + 1).find((o) => o.input === chained.input),
+        ),
         watermarked: chained.watermarkOffsetMs !== null,
         statePartitions: this.plan.statePartitions,
         join: chained.join,
