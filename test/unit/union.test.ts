@@ -229,10 +229,12 @@ describe('a union, then a stream-stream join', () => {
       .union(moreAds)
       .join(clicks, { left: 'ad', right: 'cad' }, 'inner', { timeRange: { left: 'it', right: 'ct', lower: '-5 minutes', upper: '0 seconds' } })
       .writeStream.plan();
-    // (the other ads join the stream after its join-keys filter and watermark stage: the join's
-    // derived filter went into both inputs of the union, each before its watermark)
+    // (the other ads join the stream after its join-keys filter, watermark stage and event-time
+    // filter: the join's derived filters went into both inputs of the union, the keys' before each
+    // one's watermark, the event time's isnotnull after it)
+    expect(plan.inputs![0].stages.map((s) => s.kind)).toEqual(['filter', 'watermark', 'filter']);
     expect(plan.inputs!.map((i) => [i.name, i.unionAt])).toEqual([
-      ['input2', 2],
+      ['input2', 3],
       ['input3', undefined],
     ]);
     const r = unionRunner(plan);
