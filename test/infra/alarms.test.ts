@@ -23,7 +23,9 @@ interface Synth {
 
 /** A stack `Test` with one pipeline `Pipeline`, not bundled. */
 function synth(props: AvailableNowPipelineProps = {}, extra?: (stack: Stack) => Partial<AvailableNowPipelineProps>): Synth {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  // Without CDK's built-in CloudFormation validation: it only prints its findings (no test here
+  // reads them), and its WebAssembly engine costs seconds of CPU per file.
+  const app = new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new Stack(app, 'Test', { env: { account: '123456789012', region: 'eu-west-1' } });
   const pipeline = new AvailableNowPipeline(stack, 'Pipeline', { ...props, ...(extra ? extra(stack) : {}) });
   return { stack, pipeline, template: Template.fromStack(stack) };

@@ -10,7 +10,9 @@ import { pipelineConfigFromEnv } from '../../lib/aws/lambda/env';
 import { InvalidOptionError } from '../../lib/engine/errors';
 
 function synth(extra: (stack: Stack) => ConstructorParameters<typeof AvailableNowPipeline>[2]) {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  // Without CDK's built-in CloudFormation validation: it only prints its findings (no test here
+  // reads them), and its WebAssembly engine costs seconds of CPU per file.
+  const app = new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new Stack(app, 'Test', { env: { account: '111111111111', region: 'eu-west-1' } });
   const pipeline = new AvailableNowPipeline(stack, 'Pipeline', extra(stack));
   return { stack, pipeline, template: Template.fromStack(stack) };

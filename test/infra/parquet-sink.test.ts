@@ -16,7 +16,9 @@ import { windowedTotals } from '../../examples/windowed-totals';
 
 /** A stack `Test` with one pipeline writing Parquet to s3://sink-bucket/totals, not bundled. */
 function synth(options: ParquetSinkOptions) {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  // Without CDK's built-in CloudFormation validation: it only prints its findings (no test here
+  // reads them), and its WebAssembly engine costs seconds of CPU per file.
+  const app = new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new Stack(app, 'Test', { env: { account: '123456789012', region: 'eu-west-1' } });
   const bucket = s3.Bucket.fromBucketName(stack, 'Out', 'sink-bucket');
   const pipeline = new AvailableNowPipeline(stack, 'Pipeline', { sink: PipelineSink.parquet(bucket, 'totals', options) });

@@ -28,7 +28,9 @@ function stringLike(pattern: string, value: string): boolean {
 const allowed = (patterns: readonly string[], pk: string) => patterns.some((p) => stringLike(p, pk));
 
 function twoPipelinesOnOneTable() {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  // Without CDK's built-in CloudFormation validation: it only prints its findings (no test here
+  // reads them), and its WebAssembly engine costs seconds of CPU per file.
+  const app = new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new Stack(app, 'Shared', { env: ENV });
   const stateTable = dynamodb.Table.fromTableName(stack, 'State', 'shared-state');
   const orders = new AvailableNowPipeline(stack, 'Orders', { stateTable, queryName: 'orders-per-minute', createAlarms: false, createDashboard: false });
@@ -135,7 +137,7 @@ describe('the namespace the Lambda uses is the one the construct scoped', () => 
 
 describe('a DynamoDB sink on the state table itself', () => {
   it('warns that its unscoped sink grant reaches every pipeline in the table', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'SameTable', { env: ENV });
     const stateTable = dynamodb.Table.fromTableName(stack, 'State', 'shared-state');
     new AvailableNowPipeline(stack, 'P', {
@@ -150,7 +152,7 @@ describe('a DynamoDB sink on the state table itself', () => {
 
 describe('queryName', () => {
   it('refuses a name that no query can have (and that IAM would read as a wildcard)', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = new App({ builtinCloudFormationValidation: false, context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'Bad', { env: ENV });
     expect(rejectionOf(() => new AvailableNowPipeline(stack, 'P', { queryName: 'orders*' }))).toMatch(/queryName "orders\*" is not a query name/);
   });

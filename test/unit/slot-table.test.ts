@@ -9,6 +9,24 @@ function lcg(seed: number): () => number {
   };
 }
 
+/**
+ * Object.is, as toBe compares, for the loops of thousands of lookups below (an expect call each
+ * costs more than the lookup): the differences are kept (the first 20), and the test expects none
+ * at its end.
+ */
+function differences() {
+  const found: string[] = [];
+  const show = (v: unknown) => (Object.is(v, -0) ? '-0' : typeof v === 'string' ? JSON.stringify(v) : String(v));
+  return {
+    found,
+    same: (what: string, got: unknown, want: unknown) => {
+      if (Object.is(got, want)) return;
+      if (found.length < 20) found.push(`${what}: ${show(got)}, expected ${show(want)}`);
+      else if (found.length === 20) found.push('(and more)');
+    },
+  };
+}
+
 describe('SlotTable', () => {
   it('answers as a Map would over random sets, gets and deletes of every kind of grouping value', () => {
     const rand = lcg(42);
@@ -19,22 +37,24 @@ describe('SlotTable', () => {
     const table = new SlotTable();
     const map = new Map<unknown, number>();
     let nextSlot = 0;
+    const { found, same } = differences();
     for (let step = 0; step < 60_000; step++) {
       const key = pool[Math.floor(rand() * pool.length)];
       const r = rand();
       if (r < 0.5) {
-        expect(table.get(key)).toBe(map.get(key));
+        same(`step ${step}: get(${String(key)})`, table.get(key), map.get(key));
       } else if (r < 0.8) {
         if (!map.has(key)) {
           map.set(key, nextSlot);
           table.set(key, nextSlot++);
         }
       } else {
-        expect(table.delete(key)).toBe(map.delete(key));
+        same(`step ${step}: delete(${String(key)})`, table.delete(key), map.delete(key));
       }
-      if (step % 997 === 0) expect(table.size).toBe(map.size);
+      if (step % 997 === 0) same(`step ${step}: size`, table.size, map.size);
     }
-    for (const key of pool) expect(table.get(key)).toBe(map.get(key));
+    for (const key of pool) same(`at the end: get(${String(key)})`, table.get(key), map.get(key));
+    expect(found).toEqual([]);
     expect(table.size).toBe(map.size);
     expect(map.size).toBeGreaterThan(500);
   });
@@ -75,7 +95,9 @@ describe('SlotTable', () => {
     const table = new SlotTable(2);
     for (let i = 0; i < 10_000; i++) table.set(`k${i}`, i);
     expect(table.size).toBe(10_000);
-    for (let i = 0; i < 10_000; i++) expect(table.get(`k${i}`)).toBe(i);
+    const { found, same } = differences();
+    for (let i = 0; i < 10_000; i++) same(`get(k${i})`, table.get(`k${i}`), i);
+    expect(found).toEqual([]);
     expect(table.get('k10000')).toBeUndefined();
     // a key made fresh (not the same string object) is found by its characters
     expect(table.get(['k', '9', '9', '9', '9'].join(''))).toBe(9999);
@@ -83,11 +105,13 @@ describe('SlotTable', () => {
 
   it('keeps working when keys come and go far more often than the table holds (deleted entries are reclaimed)', () => {
     const table = new SlotTable();
+    const { found, same } = differences();
     for (let round = 0; round < 200; round++) {
       for (let i = 0; i < 100; i++) table.set(`r${round}-${i}`, i);
-      for (let i = 0; i < 100; i++) expect(table.delete(`r${round}-${i}`)).toBe(true);
-      expect(table.size).toBe(0);
+      for (let i = 0; i < 100; i++) same(`delete(r${round}-${i})`, table.delete(`r${round}-${i}`), true);
+      same(`round ${round}: size`, table.size, 0);
     }
+    expect(found).toEqual([]);
     table.set('last', 7);
     expect(table.get('last')).toBe(7);
     expect(table.get('r199-5')).toBeUndefined();
