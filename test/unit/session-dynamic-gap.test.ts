@@ -7,7 +7,9 @@
 import { dynamicEnd } from '../../lib/engine/operators/session';
 import { aggregation } from '../../lib/engine/query/expr-agg';
 import { expr } from '../../lib/engine/query/column';
-import { count } from '../../lib/engine/query/functions';
+import { count, sessionWindow } from '../../lib/engine/query/functions';
+import { parseCase } from '../../lib/conformance/case';
+import { runCaseInMemory } from '../helpers/memory-case';
 
 const S = 1_000_000;
 
@@ -49,5 +51,41 @@ describe('session_window(t, expression) as a grouping expression', () => {
     expect(() => aggregation(cols as never, [expr('session_window(t, 5)'), 'user'], [count('*').as('n')])).toThrow(
       /Gap duration expression used in session window must be CalendarIntervalType, but got INT/,
     );
+  });
+});
+
+describe('session_window(t, literal) with a gap that is no positive fixed duration', () => {
+  it('keeps a positive fixed gap as a duration, and reads any other literal per row (Spark runs them all)', () => {
+    expect(sessionWindow('t', '5 seconds')).toEqual({ kind: 'session', column: 't', gapUs: 5 * S, text: '5 seconds' });
+    for (const gap of ['0 seconds', '-5 seconds', '1 month', '1 month -40 days']) {
+      expect(sessionWindow('t', gap)).toMatchObject({ kind: 'session', gapUs: 0, text: gap, calendarGap: true });
+    }
+    expect(() => sessionWindow('t', 'soon')).toThrow(/session window gap for t/);
+  });
+
+  it.each(['0 seconds', '-5 seconds', '1 month -40 days'])('a gap of %s drops every row, while the watermark still moves', async (gap) => {
+    const c = parseCase(
+      JSON.stringify({
+        name: 'gap',
+        query: {
+          schema: 'k STRING, t TIMESTAMP',
+          pipeline: [
+            { watermark: { column: 't', delay: '0 seconds' } },
+            { groupBy: [{ sessionWindow: { column: 't', gap } }, 'k'], aggregations: [{ fn: 'count', as: 'n' }] },
+          ],
+          outputMode: 'append',
+        },
+        steps: [
+          { add: [{ k: 'a', t: '2026-01-31 00:00:00' }], expect: { rows: [] } },
+          { add: [{ k: 'a', t: '2026-03-01 00:00:00' }], expect: { rows: [] } },
+        ],
+      }),
+      'gap.json',
+    );
+    const r = await runCaseInMemory(c);
+    expect(r.steps?.map((step) => [step.rows, step.stateRows, step.watermark])).toEqual([
+      [[], [0], '2026-01-31T00:00:00.000Z'],
+      [[], [0], '2026-03-01T00:00:00.000Z'],
+    ]);
   });
 });

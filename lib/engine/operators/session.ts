@@ -145,7 +145,7 @@ export class SessionOperator implements StatefulOperator {
     this.others = keys.filter((k) => k.kind === 'column').map((k) => (k as { name: string }).name);
     this.watermarked = cfg.watermarks.has(session.column);
     this.evicts = cfg.outputMode !== 'complete' && this.watermarked;
-    const granularityUs = session.gapColumn === undefined ? session.gapUs : 1_000_000;
+    const granularityUs = session.gapColumn === undefined && !session.calendarGap ? session.gapUs : 1_000_000;
     this.spec = { operatorId: cfg.operatorId, fixedEviction: false, evictionGranularityMs: Math.max(1, Math.floor(granularityUs / 1000)) };
     this.runsNoDataBatches = cfg.outputMode !== 'complete' && cfg.watermarks.size > 0;
   }
@@ -186,8 +186,13 @@ export class SessionOperator implements StatefulOperator {
     for (const row of rows) {
       const ts = timeOfValue(row[session.column]); // (a window column: its window_time)
       if (ts === null || ts === undefined) continue;
-      const end = session.gapColumn === undefined ? addMicros(ts, session.gapUs) : dynamicEnd(ts, row[session.gapColumn]);
-      // (a dynamic gap that is null, unreadable or not positive: Spark's filter drops the row before the aggregation)
+      const end =
+        session.gapColumn !== undefined
+          ? dynamicEnd(ts, row[session.gapColumn])
+          : session.calendarGap
+            ? dynamicEnd(ts, session.text)
+            : addMicros(ts, session.gapUs);
+      // (a gap that is null, unreadable or not positive: Spark's filter drops the row before the aggregation)
       if (end === null) continue;
       if (this.isSessionLate(end, batch)) {
         late.push(row);

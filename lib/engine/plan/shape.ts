@@ -97,7 +97,7 @@ function operatorShape(st: StatefulSpec, wms: string[], outputMode: OutputMode, 
             ? unit === 'us'
               ? { window: k.column, durationUs: k.durationUs, slideUs: k.slideUs, startUs: k.startUs }
               : { window: k.column, durationMs: ms(k.durationUs), slideMs: ms(k.slideUs), startMs: ms(k.startUs) }
-            : k.gapColumn !== undefined
+            : k.gapColumn !== undefined || k.calendarGap
               ? { session: k.column, gap: k.text }
               : unit === 'us'
                 ? { session: k.column, gapUs: k.gapUs }

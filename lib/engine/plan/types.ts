@@ -250,7 +250,7 @@ export interface WindowKey<Col extends string = string> {
 export interface SessionKey<Col extends string = string> {
   readonly kind: 'session';
   readonly column: Col;
-  /** The gap in µs (0 when the gap is per row, `gapColumn`). */
+  /** The gap in µs (0 when the gap is per row, `gapColumn`, or `calendarGap`). */
   readonly gapUs: number;
   readonly text: string;
   /**
@@ -259,6 +259,12 @@ export interface SessionKey<Col extends string = string> {
    * null, unreadable or not positive joins no session.
    */
   readonly gapColumn?: string;
+  /**
+   * A literal gap that is no positive fixed duration (zero, negative, or with months), which Spark
+   * runs: each row's session ends at its time plus `text` read as an interval (calendar months
+   * included), and a row whose session does not end after it starts joins none.
+   */
+  readonly calendarGap?: true;
 }
 export interface ColumnKey<Name extends string = string> {
   readonly kind: 'column';

@@ -4,7 +4,7 @@
  */
 import { InvalidQueryError } from '../errors';
 import { HLL_PRECISION } from '../hll';
-import { parseWindowDuration } from '../duration';
+import { parseInterval, parseWindowDuration } from '../duration';
 import { parsePath } from '../plan/paths';
 import type { AggFn, AggSpec, ColumnKey, ColumnPath, ExplodeItem, PairAggFn, ProjectItem, SessionKey, SortDirection, WindowKey } from '../plan/types';
 import { Column } from './column';
@@ -39,7 +39,13 @@ function parseSignedStart(text: string, column: string): number {
 
 /** `session_window(column, gapDuration)`; over an earlier aggregation's window column, over its window_time. */
 export function sessionWindow<Col extends string>(column: Col, gap: string): SessionKey<Col> {
-  return { kind: 'session', column, gapUs: parseWindowDuration(gap, `session window gap for ${column}`), text: gap };
+  const { us, months } = parseInterval(gap, `session window gap for ${column}`);
+  // Spark casts the literal to an interval and takes any: a session ends at time + gap, and a row
+  // whose session does not end after it starts is dropped (SessionWindowing's filter). So a zero or
+  // negative gap drops every row, and one with months adds calendar months: read per row, as a
+  // dynamic gap is (session.ts dynamicEnd)
+  if (months !== 0 || us <= 0) return { kind: 'session', column, gapUs: 0, text: gap, calendarGap: true };
+  return { kind: 'session', column, gapUs: us, text: gap };
 }
 
 export function col<Name extends string>(name: Name): ColumnKey<Name> {
