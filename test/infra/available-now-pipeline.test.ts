@@ -6,6 +6,8 @@ import * as path from 'node:path';
 import {
   App,
   type CfnElement,
+  CfnParameter,
+  type CfnResource,
   Duration,
   Stack,
   aws_cloudwatch_actions as actions,
@@ -13,6 +15,7 @@ import {
   aws_kinesis as kinesis,
   aws_s3 as s3,
   aws_sns as sns,
+  aws_sqs as sqs,
 } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import {
@@ -29,6 +32,7 @@ import { InvalidOptionError } from '../../lib/engine/errors';
 import { parseSinkUri } from '../../lib/aws/pipeline';
 import { bundledFiles, commandsSent } from '../helpers/sdk-commands';
 import { flat, statements, type FlatStatement, rejectionOf } from '../helpers/template';
+import { validationFindings } from '../helpers/validation';
 
 jest.setTimeout(60_000);
 
@@ -312,7 +316,12 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
     s.template.hasResourceProperties('AWS::Lambda::Function', { LoggingConfig: { LogGroup: { Ref: logGroup } } });
   });
 
+  // The findings of the synth-time validation are not Annotations: read from its report (test/helpers/validation.ts).
   it('passes CloudFormation template validation without a warning', () => {
+    expect(validationFindings(s.stack)).toEqual([]);
+  });
+
+  it('adds no construct warning (Annotations)', () => {
     const warnings = Annotations.fromStack(s.stack).findWarning('*', Match.anyValue());
     expect(warnings.map((w) => `${w.id}: ${String(w.entry.data)}`)).toEqual([]);
   });
@@ -321,6 +330,44 @@ describe('with the defaults (an S3 landing prefix, an S3 sink, everything create
     expect(s.pipeline.bundleSizeBytes).toBeGreaterThan(1024);
     expect(s.pipeline.bundleSizeBytes).toBeLessThan(1024 * 1024);
     Annotations.fromStack(s.stack).hasInfo('/Test/Pipeline', Match.stringLikeRegexp('Lambda bundle .* KiB'));
+  });
+});
+
+// The negative control of the validation check above (and of test/infra/scale-out.test.ts's): a
+// template the engine flags yields findings, and a synth without validation is no pass.
+describe('the template validation check', () => {
+  it('reports a property the resource type lacks and an unused parameter, though synth succeeds', () => {
+    const app = new App({ builtinCloudFormationValidation: true });
+    const stack = new Stack(app, 'Flawed', { env: { account: ACCOUNT, region: REGION } });
+    (new sqs.Queue(stack, 'Queue').node.defaultChild as CfnResource).addPropertyOverride('NotAProperty', 1);
+    new CfnParameter(stack, 'Unused', { type: 'String', default: 'x' });
+    const printed: unknown[][] = [];
+    const stderr = jest.spyOn(console, 'error').mockImplementation((...args) => printed.push(args));
+    let findings: string[];
+    let annotated: unknown[];
+    try {
+      findings = validationFindings(stack);
+      annotated = Annotations.fromStack(stack).findWarning('*', Match.anyValue()); // synthesizes (and validates) again
+    } finally {
+      stderr.mockRestore();
+    }
+    // Printed to stderr, and no Annotations (which the check used to read).
+    expect(printed.join('\n')).toContain("Acknowledge with 'CloudFormation-Validate::W2001'");
+    expect(annotated).toEqual([]);
+    expect(findings).toHaveLength(2);
+    expect(findings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^CloudFormation Validate F3002 \(warning\) at Flawed\/Queue\/Resource: NotAProperty: /),
+        expect.stringMatching(/^CloudFormation Validate W2001 \(warning\) at Flawed: Parameters\/Unused: /),
+      ]),
+    );
+  });
+
+  it('fails when no validation ran', () => {
+    const app = new App({ builtinCloudFormationValidation: false });
+    const stack = new Stack(app, 'Unchecked');
+    new sqs.Queue(stack, 'Queue');
+    expect(() => validationFindings(stack)).toThrow(/the template validation did not run/);
   });
 });
 
