@@ -171,6 +171,9 @@ describe('Column methods', () => {
     ['a product plus a column: none', col('qty').multiply(2).plus(1), 'qty * 2 + 1', 'INT'],
     ['a difference on the right', col('qty').minus(col('qty').minus(1)), 'qty - (qty - 1)', 'INT'],
     ['negate', col('qty').plus(1).negate(), '-(qty + 1)', 'INT'],
+    // (`--` opens a comment in Spark SQL: found by sql-builder-differential.test.ts)
+    ['negate of a negation', col('qty').negate().negate(), '-(-qty)', 'INT'],
+    ['negate of a negative literal', F.lit(-1).negate(), '-(-1)', 'INT'],
     ['eq', col('country').eq('DE'), "country = 'DE'", 'BOOLEAN'],
     ['neq', col('qty').neq(0), 'qty <> 0', 'BOOLEAN'],
     ['lt', col('qty').lt(col('n')), 'qty < n', 'BOOLEAN'],

@@ -89,7 +89,9 @@ export class Column<out T extends ColType = ColType, out N extends string = stri
   }
   /** `-x`. */
   negate(this: ColOf<NumericType>): Column<T> {
-    return new Column(`-${wrap(this, PREC.unary)}`, undefined, PREC.unary);
+    // (`--` opens a comment: the negation of a negative is written -(-x))
+    const inner = wrap(this, PREC.unary);
+    return new Column(`-${inner.startsWith('-') ? `(${inner})` : inner}`, undefined, PREC.unary);
   }
 
   // ---------------------------------------------------------------------------- comparisons
