@@ -134,18 +134,22 @@ SELECT lower(user) AS u, sum(amount * qty) AS revenue, count(*) ${EVENTS} GROUP 
     expectSamePlan(compileSql(`SET outputMode = update; SELECT upper(user) AS u, count(*) AS n ${EVENTS} GROUP BY u`), byText);
   });
 
-  it("SET keys other than the writer's are reader options; SELECT DISTINCT is dropDuplicates", () => {
-    const sql = compileSql(`SET maxBytesPerTrigger = 1048576; SET queryName = d; SELECT DISTINCT user, qty ${EVENTS}`);
+  it("SET keys other than the writer's are reader options; SELECT DISTINCT is an aggregation by every column with no aggregate, as Spark makes it (ReplaceDistinctWithAggregate)", () => {
+    const sql = compileSql(`SET maxBytesPerTrigger = 1048576; SET queryName = d; SET outputMode = update; SELECT DISTINCT user, qty ${EVENTS}`);
     const ts = readStream
       .format('json')
       .schema('user STRING, event_time TIMESTAMP, amount DOUBLE, qty INT')
       .option('maxBytesPerTrigger', 1048576)
       .load()
       .selectExpr('user', 'qty')
-      .dropDuplicates()
+      .groupBy('user', 'qty')
+      .agg()
       .writeStream.queryName('d')
+      .outputMode('update')
       .plan();
     expectSamePlan(sql, ts);
+    // so in append mode it needs a watermarked column among the distinct ones, as any aggregation
+    expect(() => compileSql(`SELECT DISTINCT user, qty ${EVENTS}`)).toThrow(/Append output mode not supported when there are streaming aggregations/);
   });
 
   it('a Kinesis stream, and a stream-static join with USING', () => {

@@ -7,7 +7,7 @@
  *   JOIN ... ON / USING                        .join(other, keys, type, { timeRange, name })
  *   WHERE <expr>                               .filter('<expr>')
  *   SELECT <items> (no aggregate)              .selectExpr('<item>', ...)   (nothing for SELECT *)
- *   SELECT DISTINCT                            .dropDuplicates()
+ *   SELECT DISTINCT                            .groupBy(<every column>).agg(): an aggregation
  *   GROUP BY / aggregates                      .groupBy(...).agg(...)[.select(...)]   (aggregate.ts)
  *   HAVING, expressions over aggregates        .groupBy(...).agg(...).filter(...).selectExpr(...)   (over-aggregates.ts)
  *   SELECT ... UNION ALL SELECT ...            .union(<the other SELECT's frame>)
@@ -133,7 +133,14 @@ function frameOf(written: SqlQuery): StreamFrame<AnyColumns> {
     const spans: Span[] = q.items.map((i) => ({ text: sqlNamed(i, frame), pos: i.pos }));
     frame = within(sql, spans, () => frame.selectExpr(...spans.map((s) => s.text)));
   }
-  return q.distinct ? frame.dropDuplicates() : frame;
+  // SELECT DISTINCT is an aggregation by every column with no aggregate, as Spark's optimizer makes
+  // it (ReplaceDistinctWithAggregate; its checker counts a streaming Distinct as one): append mode
+  // needs a watermarked column among them and emits a row once the watermark passes it; update
+  // mode emits a row again in each batch that brings it; complete mode the whole set each batch.
+  // (The TypeScript API's distinct() is Dataset.distinct, dropDuplicates: another operator.)
+  if (!q.distinct) return frame;
+  const distinctFrame = frame;
+  return atClause(sql, q.items[0].pos, () => distinctFrame.groupBy(...distinctFrame.columnsNow_().map((c) => c.name)).agg());
 }
 
 /**
