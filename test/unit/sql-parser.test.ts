@@ -120,7 +120,8 @@ describe('compileSql refuses what Spark refuses, with its class, and what sluice
     [`SET outputMode = complete; SELECT user, count(*) AS n ${SRC} GROUP BY user ORDER BY 3`, 'ORDER_BY_POS_OUT_OF_RANGE', '3'],
     [`SET outputMode = complete; SELECT user, count(*) AS n ${SRC} GROUP BY user ORDER BY nn`, 'UNRESOLVED_COLUMN.WITH_SUGGESTION', 'nn'],
     [`SET outputMode = complete; SELECT user, count(*) AS n ${SRC} GROUP BY user LIMIT x`, 'PARSE_SYNTAX_ERROR', 'x'],
-    [`SELECT user ${SRC} UNION SELECT user ${SRC}`, 'UNSUPPORTED_FEATURE', 'UNION'],
+    // (a UNION without ALL is an aggregation: a union may not follow it)
+    [`SET outputMode = update; SELECT user ${SRC} UNION SELECT user ${SRC} UNION ALL SELECT user ${SRC}`, 'UNSUPPORTED_FEATURE', 'UNION', 'last'],
     [`SELECT user, count(DISTINCT amount) ${SRC} GROUP BY user`, 'UNSUPPORTED_FEATURE', 'count(DISTINCT amount)'],
     ["SELECT user FROM read_files(schema => 'user STRING')", 'UNSUPPORTED_FEATURE', 'read_files'],
     ["SELECT user FROM STREAM delta('t', schema => 'user STRING')", 'UNSUPPORTED_FEATURE', 'delta'],

@@ -371,10 +371,26 @@ SELECT ref, value FROM STREAM read_files('s3://in/refunds', format => 'json', sc
     expect(sql.inputs![0].limits).toEqual({ maxFilesPerTrigger: 4 });
   });
 
-  it('refuses UNION without ALL and a SELECT that aggregates, at the UNION', () => {
+  it('UNION without ALL (or UNION DISTINCT) is the union made distinct: an aggregation by every column, as Spark makes Distinct(Union)', () => {
     const src = (t: string) => `FROM STREAM read_files('s3://in/${t}', format => 'json', schema => 'k STRING')`;
-    const distinct = `SELECT k ${src('a')} UNION SELECT k ${src('b')}`;
-    expect(() => compileSql(distinct)).toThrow(/UNION without ALL/);
+    const b = () => readStream.format('json').schema('k STRING').load('s3://in/b').selectExpr('k');
+    const union = () => readStream.format('json').schema('k STRING').load('s3://in/a').selectExpr('k').union(b());
+    for (const word of ['UNION', 'UNION DISTINCT']) {
+      const sql = compileSql(`SET outputMode = update; SELECT k ${src('a')} ${word} SELECT k ${src('b')}`);
+      expectSamePlan(sql, union().groupBy('k').agg().writeStream.outputMode('update').trigger({ availableNow: true }).plan());
+    }
+    // an aggregation: append mode needs a watermarked column among the rows
+    expect(() => compileSql(`SELECT k ${src('a')} UNION SELECT k ${src('b')}`)).toThrow(
+      /Append output mode not supported when there are streaming aggregations/,
+    );
+    // only the last UNION may drop the ALL: a union may not follow the aggregation
+    expect(() => compileSql(`SET outputMode = update; SELECT k ${src('a')} UNION SELECT k ${src('b')} UNION ALL SELECT k ${src('c')}`)).toThrow(
+      /a UNION after a UNION without ALL/,
+    );
+  });
+
+  it('refuses a SELECT that aggregates, at the UNION', () => {
+    const src = (t: string) => `FROM STREAM read_files('s3://in/${t}', format => 'json', schema => 'k STRING')`;
     const grouped = `SELECT k, count(*) AS n ${src('a')} GROUP BY k UNION ALL SELECT k, 1 AS n ${src('b')}`;
     expect(() => compileSql(grouped)).toThrow(/UNION ALL of a SELECT with GROUP BY/);
   });

@@ -234,6 +234,20 @@ function unionFrame(q: SqlQuery): StreamFrame<AnyColumns> {
     }
     const left = frame;
     frame = atClause(sql, u.pos, () => left.union(frameOf(u.query)));
+    // UNION (DISTINCT) is Distinct over the union so far, an aggregation by every column as SELECT
+    // DISTINCT is (Spark's ReplaceDistinctWithAggregate); a union after it would follow a stateful
+    // operator, which a union may not: only the last UNION may drop the ALL
+    if (u.distinct) {
+      const later = (q.unionAll ?? []).slice((q.unionAll ?? []).indexOf(u) + 1);
+      if (later.length > 0)
+        throw unsupported(
+          sql,
+          later[0].pos,
+          'a UNION after a UNION without ALL: the first makes the rows distinct, an aggregation, and a union comes before any stateful operator; write UNION ALL for all but the last, whose DISTINCT then holds for every SELECT',
+        );
+      const unioned = frame;
+      frame = atClause(sql, u.pos, () => unioned.groupBy(...unioned.columnsNow_().map((c) => c.name)).agg());
+    }
   }
   return frame;
 }

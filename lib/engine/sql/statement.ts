@@ -56,20 +56,16 @@ class StatementParser extends SqlCursor {
     return { ...q, ...(orderBy ? { orderBy } : {}), ...(distributeBy ? { distributeBy } : {}), ...(limit ? { limit } : {}) };
   }
 
-  /** `SELECT ... [UNION ALL SELECT ...] ...`: the first SELECT, the others in its unionAll. */
+  /** `SELECT ... [UNION [ALL | DISTINCT] SELECT ...] ...`: the first SELECT, the others in its unionAll. */
   private unionOfSelects(): SqlQuery {
     const first = this.select(this.settings);
-    const unionAll: Array<{ pos: number; query: SqlQuery }> = [];
+    const unionAll: Array<{ pos: number; query: SqlQuery; distinct?: true }> = [];
     while (this.isWord('UNION')) {
       const pos = this.peek().pos;
       this.i++;
-      if (!this.word('ALL'))
-        throw unsupported(
-          this.sql,
-          pos,
-          'UNION without ALL (UNION DISTINCT) keeps each distinct row once, which a stream would hold forever: write UNION ALL, and SELECT DISTINCT ... over one stream, or dropDuplicates in the TypeScript API',
-        );
-      unionAll.push({ pos, query: this.select(this.settings) });
+      const all = this.word('ALL');
+      if (!all) this.word('DISTINCT');
+      unionAll.push({ pos, query: this.select(this.settings), ...(all ? {} : { distinct: true as const }) });
     }
     return unionAll.length ? { ...first, unionAll } : first;
   }

@@ -102,7 +102,8 @@ export interface SqlQuery {
   /** HAVING's condition: a filter over the aggregation's output. */
   readonly having?: SqlExpr;
   /** `UNION ALL SELECT ...`: the SELECTs whose rows follow this one's (each parsed as this one, without SET), and where each UNION stands. */
-  readonly unionAll?: ReadonlyArray<{ readonly pos: number; readonly query: SqlQuery }>;
+  /** The SELECTs unioned onto this one, in order; `distinct`: a UNION (UNION DISTINCT), not UNION ALL. */
+  readonly unionAll?: ReadonlyArray<{ readonly pos: number; readonly query: SqlQuery; readonly distinct?: true }>;
   /** `ORDER BY key [ASC | DESC] [NULLS FIRST | LAST], ...` of the whole statement, and where it stands. */
   readonly orderBy?: { readonly pos: number; readonly keys: ReadonlyArray<{ readonly expr: SqlExpr; readonly desc: boolean; readonly nullsFirst: boolean }> };
   /**
