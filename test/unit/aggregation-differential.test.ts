@@ -33,13 +33,16 @@
  * Object.is, but for the sign of a zero: ZERO_SIGN), rows dropped as late, dead letters and state
  * rows, and the run's watermark.
  *
+ * The harness it shares with the other differential tests (the time texts, the rows' canonical
+ * text, the per-batch view and the aggregations' builders) is test/helpers/differential.ts.
+ *
  * The seed is fixed (SLUICE_PROPERTY_SEED overrides it, SLUICE_PROPERTY_RUNS the runs) so that CI
  * is reproducible; hunt with other seeds and more runs locally.
  */
 import fc from 'fast-check';
 import type { Json, OutputRow } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/plan/types';
-import { avg, count, max, min, sum, window } from '../../lib/engine/query/functions';
+import { count, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { partitionedRunReport, partitionedTasks, runPartitioned } from '../../lib/engine/schedule/driver';
 import { PartitionedRun } from '../../lib/engine/schedule/partitioned';
@@ -50,6 +53,18 @@ import { InMemoryShuffle } from '../../lib/engine/testing/memory-shuffle';
 import { InMemorySink } from '../../lib/engine/testing/memory-sink';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
 import { InMemoryStateStore } from '../../lib/engine/testing/memory-state';
+import {
+  AS,
+  type AggName,
+  aggregationsOfV,
+  type BatchSeen,
+  canonicalRows,
+  floorDiv,
+  inputTime,
+  outputTime,
+  type RunSeen,
+  seenOfRun,
+} from '../helpers/differential';
 import { createTestRunner, TEST_LEASE_MS } from './engine-factories';
 
 const SEED = Number(process.env.SLUICE_PROPERTY_SEED ?? 20261206);
@@ -71,7 +86,6 @@ const ZERO_SIGN = process.env.SLUICE_DIFF_ZERO_SIGN === 'strict';
 type ValueType = 'DOUBLE' | 'INT' | 'BIGINT';
 type Mode = 'append' | 'update' | 'complete';
 type KeyName = 'window' | 'k' | 't' | 'v';
-type AggName = 'countAll' | 'count' | 'sum' | 'min' | 'max' | 'avg';
 /** A value as the model holds it: DOUBLE and INT as numbers, BIGINT as a bigint. */
 type Value = number | bigint | null;
 
@@ -399,30 +413,6 @@ const dedupScenario: fc.Arbitrary<DedupScenario> = fc
 // Text in and out
 // ---------------------------------------------------------------------------------------------
 
-/** floor(a / b), b > 0. */
-function floorDiv(a: bigint, b: bigint): bigint {
-  const q = a / b;
-  return a % b !== 0n && a < 0n ? q - 1n : q;
-}
-
-/** An instant's ISO 8601 text to the millisecond, and its microseconds beyond. */
-function isoParts(us: bigint): { iso: string; micros: string } {
-  const ms = floorDiv(us, 1000n);
-  return { iso: new Date(Number(ms)).toISOString(), micros: String(us - ms * 1000n).padStart(3, '0') };
-}
-
-/** An event time as the input file writes it: "YYYY-MM-DD HH:MM:SS.ffffff" (UTC). */
-function inputTime(us: bigint): string {
-  const { iso, micros } = isoParts(us);
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}${micros}`;
-}
-
-/** An instant as output rows carry it: ISO 8601 with milliseconds, or microseconds when there are some. */
-function outputTime(us: bigint): string {
-  const { iso, micros } = isoParts(us);
-  return micros === '000' ? iso : `${iso.slice(0, 23)}${micros}Z`;
-}
-
 /** A value as a JSON line writes it (Spark's JSON reader takes "NaN" and the infinities as strings). */
 function valueText(v: Value): string {
   if (v === null) return 'null';
@@ -444,44 +434,9 @@ function outputValue(v: Value): Json {
   return Number.isFinite(v) ? v : String(v);
 }
 
-/** A row's canonical text: keys sorted, numbers by Object.is (-0 is 0 unless ZERO_SIGN). */
-function canonical(v: unknown): string {
-  if (typeof v === 'number') return ZERO_SIGN && Object.is(v, -0) ? '-0' : String(v);
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined';
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-    .join(',')}}`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// What both sides report
-// ---------------------------------------------------------------------------------------------
-
-interface BatchSeen {
-  batchId: number;
-  noData: boolean;
-  /** The batch's own (evicting) watermark, ms. */
-  watermarkMs: number;
-  /** Output rows, canonical, sorted. */
-  rows: string[];
-  droppedByWatermark: number;
-  deadLetters: number;
-  stateRows: number;
-}
-
-interface RunSeen {
-  batches: BatchSeen[];
-  watermarkMs: number;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The engine
 // ---------------------------------------------------------------------------------------------
-
-const AS: Record<AggName, string> = { countAll: 'n', count: 'n_v', sum: 'sum_v', min: 'min_v', max: 'max_v', avg: 'avg_v' };
 
 function planOf(s: Scenario): QueryPlan {
   let reader = readStream.format('json').schema(`k STRING, t TIMESTAMP, v ${s.valueType}` as string);
@@ -497,23 +452,7 @@ function planOf(s: Scenario): QueryPlan {
   const keys = s.keys.map((k) =>
     k === 'window' ? window('t', us(w.durationUs), w.slideUs === w.durationUs ? undefined : us(w.slideUs), w.startUs === 0 ? undefined : us(w.startUs)) : k,
   );
-  const builders = s.aggs.map((a) => {
-    switch (a) {
-      case 'countAll':
-        return count().as(AS[a]);
-      case 'count':
-        return count('v').as(AS[a]);
-      case 'sum':
-        return sum('v').as(AS[a]);
-      case 'min':
-        return min('v').as(AS[a]);
-      case 'max':
-        return max('v').as(AS[a]);
-      case 'avg':
-        return avg('v').as(AS[a]);
-    }
-  });
-  let aggregated = frame.groupBy(...keys).agg(...builders);
+  let aggregated = frame.groupBy(...keys).agg(...aggregationsOfV(s.aggs));
   if (s.keyFilter !== null) aggregated = aggregated.filter(s.keyFilter);
   const wf = s.windowFilter;
   if (wf !== null && (wf.fromSec !== null || wf.untilSec !== null)) {
@@ -534,19 +473,7 @@ async function runEngine(s: Scenario): Promise<RunSeen[]> {
   const out: RunSeen[] = [];
   for (const files of s.steps) {
     for (const f of files) t.drop(fileText(f));
-    const r = await t.run();
-    out.push({
-      watermarkMs: r.watermarkMs,
-      batches: r.batches.map((b) => ({
-        batchId: b.batchId,
-        noData: b.noData,
-        watermarkMs: b.batchWatermarkMs,
-        rows: b.rows.map(canonical).sort(),
-        droppedByWatermark: b.droppedByWatermark,
-        deadLetters: b.deadLetters,
-        stateRows: b.stateRows,
-      })),
-    });
+    out.push(seenOfRun(await t.run(), { zeroSign: ZERO_SIGN }));
   }
   return out;
 }
@@ -577,18 +504,7 @@ async function runPartitionedEngine(s: Scenario, workers: number): Promise<RunSe
     const make = () => new PartitionedRun(deps, { leaseDurationMs: TEST_LEASE_MS, maxSplits: 3 });
     const { batches } = await runPartitioned(partitionedTasks(make), { runId: `run-${stepNo}`, concurrency: workers });
     const r = await partitionedRunReport(plan, checkpoint, batches);
-    out.push({
-      watermarkMs: r.watermarkMs,
-      batches: r.batches.map((b) => ({
-        batchId: b.batchId,
-        noData: b.noData,
-        watermarkMs: b.batchWatermarkMs,
-        rows: (sink.batches.get(b.batchId) ?? []).map(canonical).sort(),
-        droppedByWatermark: b.droppedByWatermark,
-        deadLetters: b.deadLetters,
-        stateRows: b.stateRows,
-      })),
-    });
+    out.push(seenOfRun(r, { zeroSign: ZERO_SIGN, rowsOf: (b) => sink.batches.get(b.batchId) ?? [] }));
   }
   return out;
 }
@@ -893,7 +809,7 @@ function runModel(s: Scenario): RunSeen[] {
       batchId: batchId++,
       noData,
       watermarkMs: evictMs,
-      rows: done.rows.map(canonical).sort(),
+      rows: canonicalRows(done.rows, { zeroSign: ZERO_SIGN }),
       droppedByWatermark: done.dropped,
       deadLetters: done.refused,
       stateRows: done.stateRows,

@@ -54,6 +54,9 @@
  * crashes one run at a random point and compares what the sink holds, batch by batch, and the last
  * commit's state rows, with the model.
  *
+ * The harness it shares with the other differential tests (the time texts, the rows' canonical text
+ * and the per-run view) is test/helpers/differential.ts.
+ *
  * The seed is fixed (SLUICE_PROPERTY_SEED overrides it, SLUICE_PROPERTY_RUNS the runs) so that CI
  * is reproducible; hunt with other seeds and more runs locally.
  */
@@ -65,6 +68,7 @@ import { count, max, sum, window, windowEnd, windowTime, renamed } from '../../l
 import { readStream } from '../../lib/engine/query/reader';
 import { CRASH_POINTS, type CrashPoint } from '../../lib/engine/testing/crash';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { canonicalRows, floorDiv, inputTime, outputTime, type RunSeen } from '../helpers/differential';
 import { createTestRunner } from './engine-factories';
 
 const SEED = Number(process.env.SLUICE_PROPERTY_SEED ?? 20261206);
@@ -376,42 +380,9 @@ const scenario: fc.Arbitrary<Scenario> = fc
 // Text in and out
 // ---------------------------------------------------------------------------------------------
 
-function floorDiv(a: bigint, b: bigint): bigint {
-  const q = a / b;
-  return a % b !== 0n && a < 0n ? q - 1n : q;
-}
-
-function isoParts(us: bigint): { iso: string; micros: string } {
-  const ms = floorDiv(us, 1000n);
-  return { iso: new Date(Number(ms)).toISOString(), micros: String(us - ms * 1000n).padStart(3, '0') };
-}
-
-/** An event time as the input file writes it: "YYYY-MM-DD HH:MM:SS.ffffff" (UTC). */
-function inputTime(us: bigint): string {
-  const { iso, micros } = isoParts(us);
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}${micros}`;
-}
-
-/** An instant as output rows carry it: ISO 8601 with milliseconds, or microseconds when there are some. */
-function outputTime(us: bigint): string {
-  const { iso, micros } = isoParts(us);
-  return micros === '000' ? iso : `${iso.slice(0, 23)}${micros}Z`;
-}
-
 function fileText(rows: readonly InputRow[], names: readonly [string, string, string]): string {
   const [k, t, v] = names;
   return rows.map((r) => `{"${k}":${JSON.stringify(r.k)},"${t}":${r.t === null ? 'null' : JSON.stringify(inputTime(r.t))},"${v}":${r.v}}`).join('\n');
-}
-
-/** A row's canonical text: keys sorted. */
-function canonical(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined';
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-    .join(',')}}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -427,11 +398,6 @@ interface BatchSeen {
   rows: string[];
   droppedByOperator: number[];
   stateRowsByOperator: number[];
-}
-
-interface RunSeen {
-  batches: BatchSeen[];
-  watermarkMs: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -498,7 +464,7 @@ const seenOf = (b: {
   batchId: b.batchId,
   noData: b.noData,
   watermarkMs: b.batchWatermarkMs,
-  rows: b.rows.map(canonical).sort(),
+  rows: canonicalRows(b.rows),
   droppedByOperator: b.droppedByOperator ?? [],
   stateRowsByOperator: b.stateRowsByOperator ?? [],
 });
@@ -517,9 +483,9 @@ function engineOf(s: Scenario) {
 }
 
 /** The scenario's runs, each a fresh executor over the same checkpoint, state and landing files. */
-async function runEngine(s: Scenario): Promise<RunSeen[]> {
+async function runEngine(s: Scenario): Promise<RunSeen<BatchSeen>[]> {
   const { t, land } = engineOf(s);
-  const out: RunSeen[] = [];
+  const out: RunSeen<BatchSeen>[] = [];
   for (const step of s.steps) {
     land(step);
     const r = await t.run();
@@ -828,7 +794,7 @@ const derived = (globalMs: number, offsetMs: number) => (globalMs <= 0 ? 0 : Mat
 type Piece = { kind: 'stateful'; stage: ModelStage; offsetMs: number } | { kind: 'select'; spec: Extract<StageSpec, { kind: 'select' }> };
 
 /** The model's runs: batches of at most maxFiles files per input, the watermark after each, a no-data batch when due. */
-function runModel(s: Scenario): RunSeen[] {
+function runModel(s: Scenario): RunSeen<BatchSeen>[] {
   const pieces: Piece[] = [];
   let marks = new Set<string>(s.join ? ['lt', 'rt'] : ['t']);
   let join: JoinModel | null = null;
@@ -887,12 +853,12 @@ function runModel(s: Scenario): RunSeen[] {
       batchId: batchId++,
       noData,
       watermarkMs: evictMs,
-      rows: rows.map((x) => canonical(Object.fromEntries(Object.entries(x).map(([c, v]) => [c, jsonOf(v)])))).sort(),
+      rows: canonicalRows(rows.map((x) => Object.fromEntries(Object.entries(x).map(([c, v]) => [c, jsonOf(v)])))),
       droppedByOperator: dropped,
       stateRowsByOperator: stateRows,
     };
   };
-  const out: RunSeen[] = [];
+  const out: RunSeen<BatchSeen>[] = [];
   for (const step of s.steps) {
     const batches: BatchSeen[] = [];
     const perLeft = s.maxFiles ?? Math.max(1, step.left.length);
@@ -936,7 +902,7 @@ describe('chained stateful operators on the in-memory ports, against a model of 
         // the sink holds every batch that emitted a row, once, with the rows the model emits
         const sinkBatches = [...t.sink.batches.entries()]
           .filter(([, rows]) => rows.length > 0)
-          .map(([id, rows]) => [id, rows.map(canonical).sort()] as const)
+          .map(([id, rows]) => [id, canonicalRows(rows)] as const)
           .sort((a, b) => a[0] - b[0]);
         expect(sinkBatches).toEqual(model.filter((b) => b.rows.length > 0).map((b) => [b.batchId, b.rows] as const));
         const head = await t.checkpoint.head();

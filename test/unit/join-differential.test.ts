@@ -55,14 +55,18 @@
  * symmetric hash join, which looks keys up as UnsafeRows, would pair two null keys of a fullOuter
  * join, the one type where no isnotnull is inferred, was not settled: the model follows FORMAT-2.)
  *
+ * The harness it shares with the other differential tests (the time texts, the rows' canonical text
+ * and the per-batch view) is test/helpers/differential.ts.
+ *
  * The seed is fixed (SLUICE_PROPERTY_SEED overrides it, SLUICE_PROPERTY_RUNS the runs) so that CI
  * is reproducible; hunt with other seeds and more runs locally.
  */
 import fc from 'fast-check';
-import type { Json, OutputRow } from '../../lib/engine/ports';
+import type { OutputRow } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { readStream } from '../../lib/engine/query/reader';
 import { InMemoryFileSource } from '../../lib/engine/testing/memory-source';
+import { type BatchSeen as SharedBatchSeen, canonicalRows, floorDiv, inputTime, outputTime, type RunSeen, seenOfRun } from '../helpers/differential';
 import { createTestRunner } from './engine-factories';
 
 const SEED = Number(process.env.SLUICE_PROPERTY_SEED ?? 20261206);
@@ -226,30 +230,6 @@ const scenario: fc.Arbitrary<Scenario> = fc
 // Text in and out
 // ---------------------------------------------------------------------------------------------
 
-/** floor(a / b), b > 0. */
-function floorDiv(a: bigint, b: bigint): bigint {
-  const q = a / b;
-  return a % b !== 0n && a < 0n ? q - 1n : q;
-}
-
-function isoParts(us: bigint): { iso: string; micros: string } {
-  const ms = floorDiv(us, 1000n);
-  return { iso: new Date(Number(ms)).toISOString(), micros: String(us - ms * 1000n).padStart(3, '0') };
-}
-
-/** An event time as the input file writes it: "YYYY-MM-DD HH:MM:SS.ffffff" (UTC). */
-function inputTime(us: bigint): string {
-  const { iso, micros } = isoParts(us);
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}${micros}`;
-}
-
-/** An instant as output rows carry it: ISO 8601 with milliseconds, or microseconds when there are some. */
-function outputTime(us: bigint | null): Json {
-  if (us === null) return null;
-  const { iso, micros } = isoParts(us);
-  return micros === '000' ? iso : `${iso.slice(0, 23)}${micros}Z`;
-}
-
 /** The columns of a side: its key, time and value. */
 function columnsOf(s: Scenario, side: Side): { k: string; t: string; v: string } {
   return side === 'left' ? { k: s.using ? 'k' : 'lk', t: 'lt', v: 'lv' } : { k: s.using ? 'k' : 'rk', t: 'rt', v: 'rv' };
@@ -262,35 +242,14 @@ function fileText(s: Scenario, side: Side, rows: readonly InputRow[]): string {
     .join('\n');
 }
 
-/** A row's canonical text: keys sorted. */
-function canonical(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined';
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-    .join(',')}}`;
-}
-
 // ---------------------------------------------------------------------------------------------
 // What both sides report
 // ---------------------------------------------------------------------------------------------
 
-interface BatchSeen {
-  batchId: number;
-  noData: boolean;
-  watermarkMs: number;
-  rows: string[];
-  droppedByWatermark: number;
-  stateRows: number;
-}
+/** A batch as compared here: the shared view without its dead letters, which this test leaves aside. */
+type BatchSeen = Omit<SharedBatchSeen, 'deadLetters'>;
 
-interface RunSeen {
-  batches: BatchSeen[];
-  watermarkMs: number;
-}
-
-type Outcome = { refused: true } | { refused: false; runs: RunSeen[] };
+type Outcome = { refused: true } | { refused: false; runs: RunSeen<BatchSeen>[] };
 
 // ---------------------------------------------------------------------------------------------
 // The engine
@@ -380,22 +339,12 @@ async function runEngine(s: Scenario): Promise<Outcome> {
   const inputSources = (plan.inputs ?? []).map((i) => new InMemoryFileSource(i.source.schema));
   const t = createTestRunner(plan, { inputSources });
   let rightNo = 0;
-  const out: RunSeen[] = [];
+  const out: RunSeen<BatchSeen>[] = [];
   for (const step of s.steps) {
     for (const f of step.left) t.drop(fileText(s, 'left', f));
     for (const f of step.right) inputSources[0].add(`part-${String(++rightNo).padStart(5, '0')}.json`, fileText(s, 'right', f));
-    const r = await t.run();
-    out.push({
-      watermarkMs: r.watermarkMs,
-      batches: r.batches.map((b) => ({
-        batchId: b.batchId,
-        noData: b.noData,
-        watermarkMs: b.batchWatermarkMs,
-        rows: b.rows.map(canonical).sort(),
-        droppedByWatermark: b.droppedByWatermark,
-        stateRows: b.stateRows,
-      })),
-    });
+    const { watermarkMs, batches } = seenOfRun(await t.run());
+    out.push({ watermarkMs, batches: batches.map(({ deadLetters: _, ...b }) => b) });
   }
   return { refused: false, runs: out };
 }
@@ -601,7 +550,7 @@ function runModel(s: Scenario): Outcome {
   let watermarkMs = 0n;
   let lastEvictMs = 0n;
   let batchId = 0;
-  const out: RunSeen[] = [];
+  const out: RunSeen<BatchSeen>[] = [];
   const runBatch = (leftRead: readonly InputRow[], rightRead: readonly InputRow[], noData: boolean): BatchSeen => {
     const reach = { left: leftRead.filter(filters.left.below), right: rightRead.filter(filters.right.below) };
     const evictMs = watermarkMs;
@@ -628,7 +577,7 @@ function runModel(s: Scenario): Outcome {
       batchId: batchId++,
       noData,
       watermarkMs: Number(evictMs),
-      rows: done.rows.map(canonical).sort(),
+      rows: canonicalRows(done.rows),
       droppedByWatermark: done.dropped,
       stateRows: done.stateRows,
     };

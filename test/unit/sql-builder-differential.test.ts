@@ -29,6 +29,9 @@
  * and exact values), rows dropped as late, dead letters (how many and their error classes), state
  * rows; or both refuse the query with the same error class.
  *
+ * The harness it shares with the other differential tests (the rows' canonical text and the
+ * per-batch view) is test/helpers/differential.ts.
+ *
  * The seed is fixed (SLUICE_PROPERTY_SEED overrides it, SLUICE_PROPERTY_RUNS the runs) so that CI
  * is reproducible; hunt with other seeds and more runs locally.
  */
@@ -41,6 +44,7 @@ import { type AggBuilder, avg, count, max, min, sum, window } from '../../lib/en
 import { readStream } from '../../lib/engine/query/reader';
 import type { AnyColumns, GroupArg } from '../../lib/engine/query/types';
 import { compileSql } from '../../lib/engine/sql';
+import { type RunSeen, seenOfRun } from '../helpers/differential';
 import { createTestRunner } from './engine-factories';
 
 const SEED = Number(process.env.SLUICE_PROPERTY_SEED ?? 20261206);
@@ -776,29 +780,8 @@ function builderPlan(q: Query): QueryPlan {
 // Running both
 // ---------------------------------------------------------------------------------------------
 
-interface BatchSeen {
-  batchId: number;
-  noData: boolean;
-  watermarkMs: number;
-  rows: string[];
-  droppedByWatermark: number;
-  deadLetters: number;
-  stateRows: number;
-}
-
-type Seen = { refused: string } | { runs: Array<{ batches: BatchSeen[]; watermarkMs: number }>; deadLetters: string[] };
-
-/** A row's canonical text: keys sorted, numbers by String (-0 is 0: the state stores keep no sign of zero). */
-function canonical(v: unknown): string {
-  if (typeof v === 'number') return String(v);
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined';
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-    .join(',')}}`;
-}
+/** Both runs, compared batch by batch (rows as canonical text: -0 is 0, as the state stores keep no sign of zero), or the refusal. */
+type Seen = { refused: string } | { runs: RunSeen[]; deadLetters: string[] };
 
 /** A refusal's class: Spark's error class in brackets, else the message without its place. */
 function refusal(e: unknown): string {
@@ -823,22 +806,10 @@ async function run(build: () => QueryPlan, q: Query): Promise<Seen> {
     return { refused: refusal(e) };
   }
   const t = createTestRunner(plan);
-  const runs: Array<{ batches: BatchSeen[]; watermarkMs: number }> = [];
+  const runs: RunSeen[] = [];
   for (const files of q.steps) {
     for (const f of files) t.drop(f);
-    const r = await t.run();
-    runs.push({
-      watermarkMs: r.watermarkMs,
-      batches: r.batches.map((b) => ({
-        batchId: b.batchId,
-        noData: b.noData,
-        watermarkMs: b.batchWatermarkMs,
-        rows: b.rows.map(canonical).sort(),
-        droppedByWatermark: b.droppedByWatermark,
-        deadLetters: b.deadLetters,
-        stateRows: b.stateRows,
-      })),
-    });
+    runs.push(seenOfRun(await t.run()));
   }
   const deadLetters = [...t.deadLetters.records.entries()].flatMap(([k, rs]) => rs.map((r) => `${k.split('/')[0]}:${deadLetterClass(r)}`)).sort();
   return { runs, deadLetters };

@@ -49,6 +49,9 @@
  * A run that crashes is followed by one that recovers; only the durable view and the watermark
  * are compared for it.
  *
+ * The harness it shares with the other differential tests (the time texts, the rows' canonical
+ * text, the per-batch view and the aggregations' builders) is test/helpers/differential.ts.
+ *
  * The seed is fixed (SLUICE_PROPERTY_SEED overrides it, SLUICE_PROPERTY_RUNS the runs) so that CI
  * is reproducible; hunt with other seeds and more runs locally.
  */
@@ -56,9 +59,10 @@ import fc from 'fast-check';
 import type { Json } from '../../lib/engine/ports';
 import type { QueryPlan } from '../../lib/engine/plan/types';
 import { expr } from '../../lib/engine/query/column';
-import { avg, count, max, min, sessionWindow, sum, window } from '../../lib/engine/query/functions';
+import { count, sessionWindow, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { CRASH_POINTS, type CrashPoint } from '../../lib/engine/testing/crash';
+import { AS, type AggName, aggregationsOfV, type BatchSeen, canonicalRows, floorDiv, inputTime, outputTime, seenOfRun } from '../helpers/differential';
 import { createTestRunner } from './engine-factories';
 
 const SEED = Number(process.env.SLUICE_PROPERTY_SEED ?? 20261206);
@@ -68,9 +72,6 @@ const check = <T>(property: fc.IAsyncProperty<T>, runs = RUNS) => fc.assert(prop
 // ---------------------------------------------------------------------------------------------
 // Scenarios
 // ---------------------------------------------------------------------------------------------
-
-type AggName = 'countAll' | 'count' | 'sum' | 'min' | 'max' | 'avg';
-const AS: Record<AggName, string> = { countAll: 'n', count: 'n_v', sum: 'sum_v', min: 'min_v', max: 'max_v', avg: 'avg_v' };
 
 interface InputRow {
   readonly k: string | null;
@@ -318,30 +319,6 @@ const sessionScenario: fc.Arbitrary<SessionScenario> = fc
 // Text in and out
 // ---------------------------------------------------------------------------------------------
 
-/** floor(a / b), b > 0. */
-function floorDiv(a: bigint, b: bigint): bigint {
-  const q = a / b;
-  return a % b !== 0n && a < 0n ? q - 1n : q;
-}
-
-/** An instant's ISO 8601 text to the millisecond, and its microseconds beyond. */
-function isoParts(us: bigint): { iso: string; micros: string } {
-  const ms = floorDiv(us, 1000n);
-  return { iso: new Date(Number(ms)).toISOString(), micros: String(us - ms * 1000n).padStart(3, '0') };
-}
-
-/** An event time as the input file writes it: "YYYY-MM-DD HH:MM:SS.ffffff" (UTC). */
-function inputTime(us: bigint): string {
-  const { iso, micros } = isoParts(us);
-  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}${micros}`;
-}
-
-/** An instant as output rows carry it: ISO 8601 with milliseconds, or microseconds when there are some. */
-function outputTime(us: bigint): string {
-  const { iso, micros } = isoParts(us);
-  return micros === '000' ? iso : `${iso.slice(0, 23)}${micros}Z`;
-}
-
 function fileText(rows: readonly InputRow[]): string {
   return rows
     .map(
@@ -349,17 +326,6 @@ function fileText(rows: readonly InputRow[]): string {
         `{"k":${JSON.stringify(r.k)},"t":${r.t === null ? 'null' : JSON.stringify(inputTime(r.t))},"v":${JSON.stringify(r.v)},"gap":${JSON.stringify(r.gap)}}`,
     )
     .join('\n');
-}
-
-/** A row's canonical text: keys sorted. */
-function canonical(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined';
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-    .join(',')}}`;
 }
 
 /** A duration of `us` µs as Spark's interval text, in the window's unit. */
@@ -371,18 +337,6 @@ function durationText(us: number, unit: number): string {
 // ---------------------------------------------------------------------------------------------
 // What both sides report
 // ---------------------------------------------------------------------------------------------
-
-interface BatchSeen {
-  batchId: number;
-  noData: boolean;
-  /** The batch's own (evicting) watermark, ms. */
-  watermarkMs: number;
-  /** Output rows, canonical, sorted. */
-  rows: string[];
-  droppedByWatermark: number;
-  deadLetters: number;
-  stateRows: number;
-}
 
 /** A run: its batches (null for a run that crashed and the one that recovered it), the watermark after it. */
 interface RunSeen {
@@ -426,25 +380,9 @@ function planOf(s: Scenario): QueryPlan {
     else timeKey = s.sql ? expr(`session_window(t, '${g.text}')`) : sessionWindow('t', g.text);
   }
   const keys = (s.keys as string[]).map((k) => (k === 'k' || k === 'v' ? k : timeKey));
-  const builders = s.aggs.map((a) => {
-    switch (a) {
-      case 'countAll':
-        return count().as(AS[a]);
-      case 'count':
-        return count('v').as(AS[a]);
-      case 'sum':
-        return sum('v').as(AS[a]);
-      case 'min':
-        return min('v').as(AS[a]);
-      case 'max':
-        return max('v').as(AS[a]);
-      case 'avg':
-        return avg('v').as(AS[a]);
-    }
-  });
   // biome-ignore lint/suspicious/noExplicitAny: the keys' types are checked when the plan is built
   return (frame.groupBy as (...k: any[]) => any)(...keys)
-    .agg(...builders)
+    .agg(...aggregationsOfV(s.aggs))
     .writeStream.outputMode(s.mode)
     .option('statePartitions', s.statePartitions)
     .plan();
@@ -458,21 +396,8 @@ async function runEngine(s: Scenario): Promise<Seen> {
     for (const f of files) t.drop(fileText(f));
     const crashing = s.crash?.step === stepNo;
     if (crashing) await t.crashRun({ point: s.crash!.point });
-    const r = await t.run();
-    runs.push({
-      watermarkMs: r.watermarkMs,
-      batches: crashing
-        ? null
-        : r.batches.map((b) => ({
-            batchId: b.batchId,
-            noData: b.noData,
-            watermarkMs: b.batchWatermarkMs,
-            rows: b.rows.map(canonical).sort(),
-            droppedByWatermark: b.droppedByWatermark,
-            deadLetters: b.deadLetters,
-            stateRows: b.stateRows,
-          })),
-    });
+    const seen = seenOfRun(await t.run());
+    runs.push(crashing ? { watermarkMs: seen.watermarkMs, batches: null } : seen);
   }
   const durable: DurableBatch[] = [];
   const head = await t.checkpoint.head();
@@ -481,7 +406,7 @@ async function runEngine(s: Scenario): Promise<Seen> {
     durable.push({
       batchId: id,
       watermarkMs: commit?.batchWatermarkMs ?? -1,
-      rows: (t.sink.batches.get(id) ?? []).map(canonical).sort(),
+      rows: canonicalRows(t.sink.batches.get(id) ?? []),
       stateRows: commit?.stateRows,
     });
   }
@@ -741,7 +666,7 @@ function runModel(s: Scenario): Seen {
       batchId: batchId++,
       noData,
       watermarkMs: evictMs,
-      rows: done.rows.map(canonical).sort(),
+      rows: canonicalRows(done.rows),
       droppedByWatermark: done.dropped,
       deadLetters: 0,
       stateRows: done.stateRows,
