@@ -62,13 +62,7 @@ export function checkPlan(draft: ChainDraft, outputMode: OutputMode): void {
       'Update output mode not supported for session window on streaming DataFrames/DataSets: a session that grows or merges becomes a new row, which update mode cannot retract; use append (each session once, when the watermark passes its end) or complete',
     );
   }
-  chain.forEach((op, i) =>
-    checkOneEventTimeColumn(
-      op,
-      chain.slice(i + 1).find((o) => o.input === op.input),
-      outputMode,
-    ),
-  );
+  chain.forEach((op, i) => checkOneEventTimeColumn(op, nextOnInput(chain, i), outputMode));
   // and a streaming session window needs a grouping column besides it (SessionWindowStateStoreRestoreExec
   // asserts so when the query starts; the Guide lists it among the session window's restrictions)
   for (const op of chain) {
@@ -99,7 +93,7 @@ function eventTimeColumns(op: ChainedOperator, next: ChainedOperator | undefined
   const st = op.spec;
   const marked = op.inputColumns.map((c) => c.name).filter((c) => op.marks.has(c));
   if (st.kind === 'transformWithState') return marked;
-  if (st.kind === 'dedup') return st.columns === null ? marked : marked.filter((c) => st.columns!.includes(c) || downstream(c, op.post, next));
+  if (st.kind === 'dedup') return marked.filter(keptBelowDedup(op, next));
   if (st.kind !== 'aggregate') return null;
   const session = st.keys.some((k) => k.kind === 'session');
   if (mode === 'complete' && !session) return null;
@@ -116,10 +110,22 @@ function eventTimeColumns(op: ChainedOperator, next: ChainedOperator | undefined
  * nothing downstream reads is gone from the child's output), so that such a dedup drops no late
  * rows. (dropDuplicatesWithinWatermark keeps every mark: its expiry needs the column.)
  */
-export function dedupMarks(op: ChainedOperator, next: ChainedOperator | undefined): Marks {
-  const st = op.spec;
-  if (st.kind !== 'dedup' || st.withinWatermark || st.columns === null) return op.marks;
-  return new Map([...op.marks].filter(([c]) => st.columns!.includes(c) || downstream(c, op.post, next)));
+export function dedupMarks(chain: readonly ChainedOperator[], i: number): Marks {
+  const op = chain[i];
+  if (op.spec.kind !== 'dedup' || op.spec.withinWatermark) return op.marks;
+  const kept = keptBelowDedup(op, nextOnInput(chain, i));
+  return new Map([...op.marks].filter(([c]) => kept(c)));
+}
+
+/** Whether a column reaches a dropDuplicates' input: one of its keys (all columns without a list), or read after it (ColumnPruning keeps it). */
+function keptBelowDedup(op: ChainedOperator, next: ChainedOperator | undefined): (c: string) => boolean {
+  const st = op.spec as Extract<StatefulSpec, { kind: 'dedup' }>;
+  return (c) => st.columns === null || st.columns.includes(c) || downstream(c, op.post, next);
+}
+
+/** The operator after chain[i] on the same input's pipeline (the one its output feeds), if any. */
+function nextOnInput(chain: readonly ChainedOperator[], i: number): ChainedOperator | undefined {
+  return chain.slice(i + 1).find((o) => o.input === chain[i].input);
 }
 
 /** Whether `text` names column `c` (an expression stage's text: read as written, so a name inside a string literal counts too). */

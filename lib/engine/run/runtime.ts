@@ -80,10 +80,7 @@ export class QueryRuntime {
         operatorId: chained.operatorId,
         outputMode: this.plan.outputMode,
         inputColumns: chained.inputColumns,
-        watermarks: dedupMarks(
-          chained,
-          chain.slice(i + 1).find((o) => o.input === chained.input),
-        ),
+        watermarks: dedupMarks(chain, i),
         watermarked: chained.watermarkOffsetMs !== null,
         statePartitions: this.plan.statePartitions,
         join: chained.join,

@@ -133,14 +133,19 @@ function frameOf(written: SqlQuery): StreamFrame<AnyColumns> {
     const spans: Span[] = q.items.map((i) => ({ text: sqlNamed(i, frame), pos: i.pos }));
     frame = within(sql, spans, () => frame.selectExpr(...spans.map((s) => s.text)));
   }
-  // SELECT DISTINCT is an aggregation by every column with no aggregate, as Spark's optimizer makes
-  // it (ReplaceDistinctWithAggregate; its checker counts a streaming Distinct as one): append mode
-  // needs a watermarked column among them and emits a row once the watermark passes it; update
-  // mode emits a row again in each batch that brings it; complete mode the whole set each batch.
-  // (The TypeScript API's distinct() is Dataset.distinct, dropDuplicates: another operator.)
-  if (!q.distinct) return frame;
-  const distinctFrame = frame;
-  return atClause(sql, q.items[0].pos, () => distinctFrame.groupBy(...distinctFrame.columnsNow_().map((c) => c.name)).agg());
+  return q.distinct ? distinctRows(sql, frame, q.items[0].pos) : frame;
+}
+
+/**
+ * SQL's DISTINCT (SELECT DISTINCT, UNION without ALL): an aggregation by every column with no
+ * aggregate, as Spark's optimizer makes a Distinct (ReplaceDistinctWithAggregate; its checker
+ * counts a streaming Distinct as one). Append mode needs a watermarked column among them and emits
+ * a row once the watermark passes it; update mode emits a row again in each batch that brings it;
+ * complete mode the whole set each batch. (The TypeScript API's distinct() is Dataset.distinct,
+ * dropDuplicates: another operator.)
+ */
+function distinctRows(sql: string, frame: StreamFrame<AnyColumns>, pos: number): StreamFrame<AnyColumns> {
+  return atClause(sql, pos, () => frame.groupBy(...frame.columnsNow_().map((c) => c.name)).agg());
 }
 
 /**
@@ -234,9 +239,8 @@ function unionFrame(q: SqlQuery): StreamFrame<AnyColumns> {
     }
     const left = frame;
     frame = atClause(sql, u.pos, () => left.union(frameOf(u.query)));
-    // UNION (DISTINCT) is Distinct over the union so far, an aggregation by every column as SELECT
-    // DISTINCT is (Spark's ReplaceDistinctWithAggregate); a union after it would follow a stateful
-    // operator, which a union may not: only the last UNION may drop the ALL
+    // UNION (DISTINCT) is Distinct over the union so far (distinctRows); a union after it would
+    // follow a stateful operator, which a union may not: only the last UNION may drop the ALL
     if (u.distinct) {
       const later = (q.unionAll ?? []).slice((q.unionAll ?? []).indexOf(u) + 1);
       if (later.length > 0)
@@ -245,8 +249,7 @@ function unionFrame(q: SqlQuery): StreamFrame<AnyColumns> {
           later[0].pos,
           'a UNION after a UNION without ALL: the first makes the rows distinct, an aggregation, and a union comes before any stateful operator; write UNION ALL for all but the last, whose DISTINCT then holds for every SELECT',
         );
-      const unioned = frame;
-      frame = atClause(sql, u.pos, () => unioned.groupBy(...unioned.columnsNow_().map((c) => c.name)).agg());
+      frame = distinctRows(sql, frame, u.pos);
     }
   }
   return frame;
