@@ -72,6 +72,28 @@ describe('explain', () => {
     expect(explain(joined)).toContain('Operator op0: StreamJoin inner with input2 on ad = cad; it in [ct - 5m, ct)\n');
   });
 
+  it("gives a dropDuplicates only the event time Spark's column pruning leaves below it", () => {
+    // the aggregation after the dedup reads only k: t is pruned below the dedup, which then has
+    // no event time and drops no late row; a dedup on (k, t) keeps it
+    const dedup = (columns: Array<'k' | 't'>) =>
+      explain(
+        readStream
+          .format('json')
+          .schema('k STRING, t TIMESTAMP')
+          .load()
+          .withWatermark('t', '0 seconds')
+          .dropDuplicates(columns)
+          .groupBy('k')
+          .agg(count().as('n'))
+          .writeStream.outputMode('update')
+          .plan(),
+      );
+    expect(dedup(['k'])).toMatch(
+      /Operator op0: DropDuplicates on k[^\n]*\n {4}takes: k STRING, t TIMESTAMP\n {4}event time: none \(no watermark reaches it\)\n/,
+    );
+    expect(dedup(['k', 't'])).toMatch(/Operator op0: DropDuplicates on k[^\n]*\n {4}takes: k STRING, t TIMESTAMP\n {4}event time: t \(delay 0ms\)\n/);
+  });
+
   it('is a CLI command over a query module, with no AWS call', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-explain-'));
     const file = join(dir, 'q.sql');

@@ -5,9 +5,10 @@
  */
 import { InvalidQueryError } from '../errors';
 import { type ChainDraft, type ChainedOperator, type Marks, operatorChain } from './chain';
+import { keptBelowDedup, nextOnInput } from './pruning';
 import { isBitAgg, isBooleanAgg, isPairAgg, isStatisticalAgg } from './agg-kinds';
 import { type ColumnInfo, unknownColumn } from './columns';
-import type { AggSpec, OutputMode, StatefulSpec, StatelessStage, StreamJoinSpec, StreamJoinType, TransformWithStateSpec } from './types';
+import type { AggSpec, OutputMode, StatefulSpec, StreamJoinSpec, StreamJoinType, TransformWithStateSpec } from './types';
 import { type ColumnType, type DataType, holdsType } from '../schema';
 
 /** The column types sum and avg refuse, as Spark's analysis does (UNEXPECTED_INPUT_TYPE). */
@@ -81,7 +82,7 @@ export function checkPlan(draft: ChainDraft, outputMode: OutputMode): void {
  *  - dropDuplicates (both kinds) and transformWithState (any time mode) read their input rows and
  *    filter late ones in every batch: their marked input columns, less those Spark's optimizer
  *    prunes below a dropDuplicates (ColumnPruning: a column that is not a key and that nothing
- *    downstream reads; `downstream`);
+ *    downstream reads; plan/pruning.ts);
  *  - an aggregation's state operators see the partial aggregates, whose columns are the grouping
  *    keys and the aggregation buffers (unmarked): its marked keys, a window or session window over
  *    a marked column included. A session window filters late rows in every mode; any other
@@ -100,78 +101,6 @@ function eventTimeColumns(op: ChainedOperator, next: ChainedOperator | undefined
   return st.keys
     .filter((k) => op.marks.has(k.kind === 'column' ? k.name : k.column))
     .map((k) => (k.kind === 'column' ? k.name : `${k.kind === 'window' ? 'window' : 'session_window'}(${k.column})`));
-}
-
-/**
- * The event-time columns a dropDuplicates finds on its input rows, as its late-row filter and its
- * keys' expiry look for them (Spark's WatermarkSupport.watermarkExpression over
- * findEventTimeColumn(child.output)): its marked input columns, less those Spark's ColumnPruning
- * prunes below it (a Project over a Deduplicate goes under it: a column that is not a key and that
- * nothing downstream reads is gone from the child's output), so that such a dedup drops no late
- * rows. (dropDuplicatesWithinWatermark keeps every mark: its expiry needs the column.)
- */
-export function dedupMarks(chain: readonly ChainedOperator[], i: number): Marks {
-  const op = chain[i];
-  if (op.spec.kind !== 'dedup' || op.spec.withinWatermark) return op.marks;
-  const kept = keptBelowDedup(op, nextOnInput(chain, i));
-  return new Map([...op.marks].filter(([c]) => kept(c)));
-}
-
-/** Whether a column reaches a dropDuplicates' input: one of its keys (all columns without a list), or read after it (ColumnPruning keeps it). */
-function keptBelowDedup(op: ChainedOperator, next: ChainedOperator | undefined): (c: string) => boolean {
-  const st = op.spec as Extract<StatefulSpec, { kind: 'dedup' }>;
-  return (c) => st.columns === null || st.columns.includes(c) || downstream(c, op.post, next);
-}
-
-/** The operator after chain[i] on the same input's pipeline (the one its output feeds), if any. */
-function nextOnInput(chain: readonly ChainedOperator[], i: number): ChainedOperator | undefined {
-  return chain.slice(i + 1).find((o) => o.input === chain[i].input);
-}
-
-/** Whether `text` names column `c` (an expression stage's text: read as written, so a name inside a string literal counts too). */
-function names(text: string, c: string): boolean {
-  return new RegExp(`(^|[^A-Za-z0-9_])${c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9_])`).test(text);
-}
-
-/**
- * Whether column `c` of an operator's output is read after it: by the stateless stages `post`
- * (a projection that leaves it out ends its life), else by the next operator of the pipeline
- * (an aggregation reads its keys and aggregated columns; another operator, a join or the sink
- * every column). A stage whose columns cannot be told (a function's filter or column) reads it.
- */
-function downstream(c: string, post: readonly StatelessStage[], next: ChainedOperator | undefined): boolean {
-  for (const s of post) {
-    switch (s.kind) {
-      case 'select':
-        if (!s.columns.includes(c)) return false;
-        break;
-      case 'project': {
-        const item = s.items.find((i) => (i.kind === 'window' ? i.window.column : i.kind === 'path' || i.kind === 'explode' ? null : i.column) === c);
-        return item !== undefined;
-      }
-      case 'selectExpr':
-        return s.items.some((t) => t.trim() === '*' || names(t, c));
-      case 'filterExpr':
-        if (names(s.text, c)) return true;
-        break;
-      case 'withColumnExpr':
-        if (names(s.text, c)) return true;
-        if (s.name === c) return false; // replaced
-        break;
-      case 'withColumn':
-      case 'filter':
-        return true;
-      case 'extract':
-        if (s.name === c) return false;
-        break;
-      case 'join':
-      case 'watermark':
-        return true;
-    }
-  }
-  if (next === undefined || next.spec.kind !== 'aggregate') return true;
-  const spec = next.spec;
-  return spec.keys.some((k) => (k.kind === 'column' ? k.name : k.column) === c) || spec.aggs.some((a) => a.column === c || a.by === c);
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { InvalidQueryError } from '../errors';
 import { aggOutputType, checkPredicate, type ColumnInfo, columnsAfter, joinOutputColumns, NUMERIC, unknownColumn } from './columns';
+import { dedupMarks } from './pruning';
 import type { OperatorStep, QueryPlan, SourceSpec, StatefulSpec, StatelessStage, StreamJoinSpec } from './types';
 
 /** Event-time columns (FORMAT-2 "Event-time columns"): name to the delay of the watermark they carry. */
@@ -136,7 +137,8 @@ export type ChainDraft = Pick<QueryPlan, 'source' | 'stages' | 'operators' | 'in
 export function operatorChain(plan: ChainDraft): { operators: ChainedOperator[]; output: ColumnInfo[] } {
   const operators: ChainedOperator[] = [];
   const flow = walkPipeline(plan, null, plan.source, plan.stages, plan.operators, operators);
-  return { operators, output: flow.cols };
+  // a dropDuplicates keeps only the marks Spark's column pruning leaves below it (pruning.ts)
+  return { operators: operators.map((op, i) => (op.spec.kind === 'dedup' ? { ...op, marks: dedupMarks(operators, i) } : op)), output: flow.cols };
 }
 
 function walkPipeline(

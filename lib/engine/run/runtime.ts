@@ -10,7 +10,6 @@ import type { StatefulOperator } from '../operators/operator';
 import { createOperator } from '../operators/registry';
 import type { Clock, InputFile, Json, OutputColumnType, ReadOptions, Row, SinkContext, Source } from '../ports';
 import { systemClock } from '../ports';
-import { dedupMarks } from '../plan/analysis';
 import { type ChainedOperator, operatorChain, outputColumns } from '../plan/chain';
 import { type ColumnInfo, columnsAfter } from '../plan/columns';
 import { statefulShape } from '../plan/shape';
@@ -72,15 +71,15 @@ export class QueryRuntime {
     this.perKeyJoinFingerprint = perKey === this.fingerprint ? null : perKey;
     this.watermarks = new WatermarkPolicy(this.plan);
     // each operator with its own input columns and event-time columns (its marks)
-    // (a dropDuplicates sees the marked columns Spark's optimizer leaves it: dedupMarks)
+    // (a dropDuplicates' marks are those Spark's column pruning leaves it: plan/pruning.ts)
     const chain = operatorChain(this.plan).operators;
-    this.operators = chain.map((chained, i) => ({
+    this.operators = chain.map((chained) => ({
       chained,
       op: createOperator(chained.spec, {
         operatorId: chained.operatorId,
         outputMode: this.plan.outputMode,
         inputColumns: chained.inputColumns,
-        watermarks: dedupMarks(chain, i),
+        watermarks: chained.marks,
         watermarked: chained.watermarkOffsetMs !== null,
         statePartitions: this.plan.statePartitions,
         join: chained.join,
