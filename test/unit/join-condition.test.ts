@@ -166,7 +166,7 @@ describe("FORMAT-2's predicate lists", () => {
     ]);
     const stages = p.inputs![0].stages;
     expect(stages.map(named)).toEqual(['filter', 'watermark rt', 'project', 'filter']);
-    expect(stages.map((s) => (s.kind === 'filter' ? s.label : null))).toEqual(['join keys not null and condition', null, null, 'join keys not null']);
+    expect(stages.map((s) => (s.kind === 'filter' ? s.label : null))).toEqual(['isnotnull(key) and condition', null, null, 'isnotnull(window)']);
     // a rejected row is filtered before the watermark sees it
     const below = stages[0] as Extract<StatelessStage, { kind: 'filter' }>;
     expect(below.fn({ key: 1, rt: 0, status: 'void', minAmount: 3 })).toBe(false);

@@ -93,12 +93,12 @@ describe('a filter right after a projection', () => {
     const p = joined.selectExpr('lk', 'status AS s').filter("s = 'ok'").writeStream.plan();
     expect((p.operators[0].spec as StreamJoinSpec).type).toBe('inner');
     // (and last, the isnotnull of rt the time range gives, above the watermark: a predicate on the event time)
-    expect(p.inputs![0].stages.map(named)).toEqual(['join keys not null', 'watermark rt', "(status = 'ok')", 'join keys not null']);
+    expect(p.inputs![0].stages.map(named)).toEqual(['isnotnull(rk)', 'watermark rt', "(status = 'ok')", 'isnotnull(rt)']);
     // a computed item: the expression moves through the join, and rejects null rows as well
     // (upper(NULL) = 'OK' is null), so the join runs as inner too
     const computed = joined.selectExpr('lk', 'upper(status) AS s').filter("s = 'OK'").writeStream.plan();
     expect((computed.operators[0].spec as StreamJoinSpec).type).toBe('inner');
-    expect(computed.inputs![0].stages.map(named)).toEqual(['join keys not null', 'watermark rt', "(upper(status) = 'OK')", 'join keys not null']);
+    expect(computed.inputs![0].stages.map(named)).toEqual(['isnotnull(rk)', 'watermark rt', "(upper(status) = 'OK')", 'isnotnull(rt)']);
     // one that keeps its null rows (coalesce) leaves the join leftOuter
     const keeps = joined.selectExpr('lk', "coalesce(status, 'none') AS s").filter("s = 'none'").writeStream.plan();
     expect((keeps.operators[0].spec as StreamJoinSpec).type).toBe('leftOuter');

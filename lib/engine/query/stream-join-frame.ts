@@ -56,7 +56,9 @@ export function pushFilter(
       for (const c of keys) if (row[c] === null || row[c] === undefined) return false;
       return rowHolds(ps, row);
     };
-    return [{ kind: 'filter', fn, label: keys.length ? `join keys not null${ps.length ? ' and condition' : ''}` : 'join condition' }];
+    // labelled as Spark's plan writes the inferred filter: isnotnull of each key or event time the condition reads
+    const notNulls = keys.map((c) => `isnotnull(${c})`).join(' AND ');
+    return [{ kind: 'filter', fn, label: keys.length ? `${notNulls}${ps.length ? ' and condition' : ''}` : 'join condition' }];
   };
   const lowP = predicates.filter((p) => below(predicateColumns(p)));
   const lowK = notNull.filter((c) => below([c]));
