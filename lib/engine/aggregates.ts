@@ -248,7 +248,8 @@ export function compileAgg(spec: AggSpec, inType?: DataType, byType?: DataType):
         update: (s, r) => {
           const v = toNumber(r[column!]);
           if (v === null) return s;
-          return s === null ? v : (s as number) + v;
+          // Spark's sum starts at 0.0 (coalesce(sum, 0.0) + v): a sum of -0.0 alone is 0.0
+          return s === null ? 0 + v : (s as number) + v;
         },
         merge: (a, b) => (a === null ? b : b === null ? a : (a as number) + (b as number)),
         finish: (s) => s,

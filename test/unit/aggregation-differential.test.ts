@@ -75,7 +75,7 @@ const check = <T>(property: fc.IAsyncProperty<T>, runs = RUNS) => fc.assert(prop
  * Whether -0.0 and 0.0 are told apart (SLUICE_DIFF_ZERO_SIGN=strict). By default not: the state
  * stores keep numbers as DynamoDB does, without a sign of zero, so a -0.0 that went through the
  * state comes back as 0.0 (where Spark's state keeps it), and the JSON sinks write both as 0; and
- * a sum of -0.0 alone is -0 in sluice, 0.0 in Spark (its sum starts at 0.0), which the model says.
+ * a sum of -0.0 alone is 0.0 on both sides (Spark's sum starts at 0.0, and so does sluice's).
  */
 const ZERO_SIGN = process.env.SLUICE_DIFF_ZERO_SIGN === 'strict';
 

@@ -7,6 +7,9 @@ import { compileAgg, initBuffer, updateBuffer, type CompiledAgg } from '../../li
 import { NumericSlots } from '../../lib/engine/operators/numeric-slots';
 import type { Row } from '../../lib/engine/ports';
 import type { AggSpec } from '../../lib/engine/plan/types';
+import { max, sum } from '../../lib/engine/query/functions';
+import { readStream } from '../../lib/engine/query/reader';
+import { runPlanOnce } from '../helpers/run-plan';
 
 const specs: AggSpec[] = [
   { fn: 'count', as: 'rows' },
@@ -65,15 +68,39 @@ describe('NumericSlots', () => {
     }
   });
 
-  it('keeps -0 as the sum of -0 alone, and null as the sum of nothing', () => {
-    const aggs = [compileAgg({ fn: 'sum', column: 'x', as: 's' })];
+  it('gives 0.0 as the sum and the average of -0.0 alone (Spark adds to 0.0), and null as the sum of nothing', () => {
+    const aggs = [compileAgg({ fn: 'sum', column: 'x', as: 's' }), compileAgg({ fn: 'avg', column: 'x', as: 'a' })];
     const slots = NumericSlots.of(aggs)!;
     slots.reset(0);
     slots.add(0, { x: -0 });
-    expect(Object.is(slots.buffer(0)[0], -0)).toBe(true);
+    slots.add(0, { x: -0 });
+    const generic = initBuffer(aggs);
+    updateBuffer(aggs, generic, { x: -0 });
+    updateBuffer(aggs, generic, { x: -0 });
+    for (const buffer of [slots.buffer(0), generic]) {
+      expect(Object.is(buffer[0], 0)).toBe(true);
+      expect(Object.is((buffer[1] as number[])[0], 0)).toBe(true);
+      expect(Object.is(aggs[1].finish(buffer[1]), 0)).toBe(true);
+    }
     slots.reset(1);
     slots.add(1, { x: null });
-    expect(slots.buffer(1)).toEqual([null]);
+    expect(slots.buffer(1)).toEqual([null, [0, 0]]);
+  });
+
+  it('emits 0.0 for a group whose DOUBLE values are all -0.0, with the numeric slots and without', async () => {
+    for (const agg of [[sum('v').as('s')], [sum('v').as('s'), max('v').as('m')]]) {
+      const plan = readStream
+        .format('json')
+        .schema('k STRING, v DOUBLE')
+        .load()
+        .groupBy('k')
+        .agg(...agg)
+        .writeStream.outputMode('update')
+        .plan();
+      const { rows } = await runPlanOnce(plan, '{"k":"a","v":-0.0}\n{"k":"a","v":-0.0}\n');
+      expect(rows).toHaveLength(1);
+      expect(Object.is(rows[0].s, 0)).toBe(true);
+    }
   });
 
   it('starts a group over on reset', () => {

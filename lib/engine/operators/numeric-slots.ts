@@ -3,8 +3,8 @@
  * batch that last touched the group), for every group of a batch in one Float64Array (the group
  * in slot k at offset k * width), updated without allocating per row (a Json[] buffer boxes every
  * new sum in a fresh HeapNumber) and without loading the group's buffer. Turned into the stored Buffer form once per group and batch, with
- * the values updateBuffer would have given: the same additions in the same order, and a sum slot
- * starts at -0, which leaves any first value as it is (-0 + 0 is 0, -0 + -0 is -0).
+ * the values updateBuffer would have given: the same additions in the same order, from 0 (Spark's
+ * sum starts at 0.0, so a sum of -0.0 alone is 0.0).
  *
  * PERFORMANCE TRICK (STYLE: one marked module with the benchmark that justifies it). Measured
  * by issue 13's A/B on the engine section of `npm run bench` (bench/engine-run.ts on the bench's
@@ -115,7 +115,6 @@ export class NumericSlots {
     if (at + this.width > this.values.length) this.grow(slot);
     const values = this.values;
     for (let i = 1; i < this.width; i++) values[at + i] = 0;
-    for (let i = 0; i < this.ops.length; i++) if (this.ops[i] === OP_SUM) values[at + 1 + SLOTS_PER_AGG * i] = -0;
   }
 
   /** Adds a row to the group in `slot` (reset in this batch). */
