@@ -266,11 +266,10 @@ const dedupAggStages: fc.Arbitrary<{ stages: StageSpec[]; mode: Mode }> = fc
               ];
     // append needs an event-time key; a second aggregation needs append mode and a window first
     const mode: Mode = g.keys === 'k' && g.mode === 'append' ? 'update' : g.mode;
-    // (within the watermark, with the event time neither a key nor read after it: left out, as what
-    // Spark does when ColumnPruning takes the column its expiry needs was not settled)
-    const within = g.within && !(g.keys === 'k' && g.columns !== undefined && !g.columns.includes('t'));
+    // (within the watermark the dedup keeps its event time even when it is neither a key nor read
+    // after it: Spark 4.0's DeduplicateWithinWatermark references it, SPARK-50492)
     const stages: StageSpec[] = [
-      { kind: 'dedup', columns: g.columns, within },
+      { kind: 'dedup', columns: g.columns, within: g.within },
       {
         kind: 'agg',
         keys,
