@@ -8,6 +8,7 @@
  * in its own file.
  */
 import type { OutputRow } from '../../lib/engine/ports';
+import type { CheckpointStore } from '../../lib/engine/ports/checkpoint-store';
 import { type AggBuilder, avg, count, max, min, sum } from '../../lib/engine/query/functions';
 import type { BatchReport, RunReport } from '../../lib/engine/run/types';
 
@@ -107,6 +108,33 @@ export function seenOfRun(r: RunReport, options: CanonicalOptions & { readonly r
       stateRows: b.stateRows,
     })),
   };
+}
+
+/** What is durable about a batch: the sink's rows, the commit log's watermark and state rows. */
+export interface DurableBatch {
+  batchId: number;
+  watermarkMs: number;
+  rows: string[];
+  stateRows: number | undefined;
+}
+
+/** Every committed batch as the checkpoint's commit log and the sink hold it (what a crash cannot take back). */
+export async function durableBatches(
+  checkpoint: Pick<CheckpointStore, 'head' | 'readCommit'>,
+  sink: { readonly batches: ReadonlyMap<number, readonly OutputRow[]> },
+): Promise<DurableBatch[]> {
+  const durable: DurableBatch[] = [];
+  const head = await checkpoint.head();
+  for (let id = 0; id <= head.latestCommitBatch; id++) {
+    const commit = await checkpoint.readCommit(id);
+    durable.push({
+      batchId: id,
+      watermarkMs: commit?.batchWatermarkMs ?? -1,
+      rows: canonicalRows(sink.batches.get(id) ?? []),
+      stateRows: commit?.stateRows,
+    });
+  }
+  return durable;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ import {
   type TTLConfig,
   type ValueState,
 } from '../../lib/engine/tws/api';
-import { type BatchSeen, canonicalRows, inputTime, outputTime, seenOfRun } from '../helpers/differential';
+import { type BatchSeen, canonicalRows, type DurableBatch, durableBatches, inputTime, outputTime, seenOfRun } from '../helpers/differential';
 import { memoryPorts, TEST_LEASE_MS } from './engine-factories';
 
 const SEED = Number(process.env.SLUICE_PROPERTY_SEED ?? 20261207);
@@ -563,14 +563,6 @@ function fileText(rows: readonly InputRow[]): string {
 /** A run: its batches (null for a run that crashed, and for the run that recovered it), the watermark after it; or its error class. */
 type RunSeen = { batches: BatchSeen[] | null; watermarkMs: number } | { error: string };
 
-/** What is durable about a batch: the sink's rows, the commit log's watermark and state rows. */
-interface DurableBatch {
-  batchId: number;
-  watermarkMs: number;
-  rows: string[];
-  stateRows: number | undefined;
-}
-
 interface Seen {
   runs: RunSeen[];
   durable: DurableBatch[];
@@ -629,17 +621,7 @@ async function runEngine(s: Scenario): Promise<Seen & { crashed: boolean }> {
     // the run that recovers a crash: compared by what is durable
     runs.push(crashed && s.crash!.step === stepNo - 1 ? { batches: null, watermarkMs: seen.watermarkMs } : seen);
   }
-  const durable: DurableBatch[] = [];
-  const head = await ports.checkpoint.head();
-  for (let id = 0; id <= head.latestCommitBatch; id++) {
-    const commit = await ports.checkpoint.readCommit(id);
-    durable.push({
-      batchId: id,
-      watermarkMs: commit?.batchWatermarkMs ?? -1,
-      rows: canonicalRows(ports.sink.batches.get(id) ?? []),
-      stateRows: commit?.stateRows,
-    });
-  }
+  const durable = await durableBatches(ports.checkpoint, ports.sink);
   return { runs, durable, crashed };
 }
 

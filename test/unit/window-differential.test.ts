@@ -62,7 +62,19 @@ import { expr } from '../../lib/engine/query/column';
 import { count, sessionWindow, window } from '../../lib/engine/query/functions';
 import { readStream } from '../../lib/engine/query/reader';
 import { CRASH_POINTS, type CrashPoint } from '../../lib/engine/testing/crash';
-import { AS, type AggName, aggregationsOfV, type BatchSeen, canonicalRows, floorDiv, inputTime, outputTime, seenOfRun } from '../helpers/differential';
+import {
+  AS,
+  type AggName,
+  aggregationsOfV,
+  type BatchSeen,
+  canonicalRows,
+  type DurableBatch,
+  durableBatches,
+  floorDiv,
+  inputTime,
+  outputTime,
+  seenOfRun,
+} from '../helpers/differential';
 import { createTestRunner } from './engine-factories';
 
 const SEED = Number(process.env.SLUICE_PROPERTY_SEED ?? 20261206);
@@ -344,14 +356,6 @@ interface RunSeen {
   watermarkMs: number;
 }
 
-/** What is durable about a batch: the sink's rows, the commit log's watermark and state rows. */
-interface DurableBatch {
-  batchId: number;
-  watermarkMs: number;
-  rows: string[];
-  stateRows: number | undefined;
-}
-
 interface Seen {
   runs: RunSeen[];
   durable: DurableBatch[];
@@ -399,17 +403,7 @@ async function runEngine(s: Scenario): Promise<Seen> {
     const seen = seenOfRun(await t.run());
     runs.push(crashing ? { watermarkMs: seen.watermarkMs, batches: null } : seen);
   }
-  const durable: DurableBatch[] = [];
-  const head = await t.checkpoint.head();
-  for (let id = 0; id <= head.latestCommitBatch; id++) {
-    const commit = await t.checkpoint.readCommit(id);
-    durable.push({
-      batchId: id,
-      watermarkMs: commit?.batchWatermarkMs ?? -1,
-      rows: canonicalRows(t.sink.batches.get(id) ?? []),
-      stateRows: commit?.stateRows,
-    });
-  }
+  const durable = await durableBatches(t.checkpoint, t.sink);
   return { runs, durable };
 }
 
