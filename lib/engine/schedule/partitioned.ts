@@ -17,6 +17,12 @@
  *     p        partition of the state, commits that partition's version N, then writes N/out/p:
  *              a partition that wrote it does nothing on a retry; one that crashed before
  *              redoes the batch from version N−1, which a commit of N never hides
+ *
+ * A read or partition task's output counts as done only for a retry in the run that wrote it
+ * (both record their run). A later run that replays the batch (its run failed or crashed before
+ * the commit) computes every task again, as the single scheduler recomputes a replayed batch: its
+ * code may have changed since (a processor fixed after it failed), and a batch's output must come
+ * from one version of the query, never partitions of one and partitions of another.
  *   commit     gathers the tasks' outputs and hands the batch to the committer: dead letters,
  *              late rows, the sink (one writer per batch), progress/N, commits/N; renews the lease
  *
@@ -211,12 +217,9 @@ export class PartitionedRun {
   async readTask(runId: string, batchId: number, split: number): Promise<{ ok: true }> {
     const { rt } = this;
     rt.openStaticTables();
-    const [done, entry, tasks] = await Promise.all([
-      this.shuffle.get(`${batchId}/read/${split}/meta`),
-      this.offsets(runId, batchId),
-      this.tasks(runId, batchId),
-    ]);
-    if (done) return { ok: true };
+    const metaKey = `${batchId}/read/${split}/meta`;
+    const [done, entry, tasks] = await Promise.all([this.shuffle.get(metaKey), this.offsets(runId, batchId), this.tasks(runId, batchId)]);
+    if (done !== null && taskCodec.readMeta.decode(metaKey, done).runId === runId) return { ok: true };
     if (split < 0 || split >= tasks.splits)
       throw new SluiceError(`batch ${batchId} has ${tasks.splits} read tasks, not a split ${split}`, { retriable: false });
     const read = emptyRead();
@@ -264,7 +267,7 @@ export class PartitionedRun {
     // from the meta, which the partition tasks need not read (its dead letters can be large)
     else await this.shuffle.put(`${batchId}/read/${split}/index`, taskCodec.sections.encode(sections));
     // last: the meta says the task is done
-    await this.shuffle.put(`${batchId}/read/${split}/meta`, taskCodec.readMeta.encode({ ...readMeta(read, written), ...(late ?? {}) }));
+    await this.shuffle.put(metaKey, taskCodec.readMeta.encode({ ...readMeta(read, written), ...(late ?? {}), runId }));
     return { ok: true };
   }
 
@@ -279,13 +282,14 @@ export class PartitionedRun {
   async partitionTask(runId: string, batchId: number, partition: number, attempt?: number): Promise<{ ok: true }> {
     const { rt } = this;
     rt.openStaticTables();
+    const outKey = `${batchId}/out/${partition}`;
     const [run, done, entry, tasks] = await Promise.all([
       this.batchRun(runId, batchId),
-      this.shuffle.get(`${batchId}/out/${partition}`),
+      this.shuffle.get(outKey),
       this.offsets(runId, batchId),
       this.tasks(runId, batchId),
     ]);
-    if (done) return { ok: true };
+    if (done !== null && taskCodec.partitionOut.decode(outKey, done).runId === runId) return { ok: true };
     const fence = run?.lease ?? undefined;
     // (the ids a processor's QueryInfo gives: the checkpoint's query and this run)
     rt.runIds = run?.queryId ? { queryId: run.queryId, runId } : null;
@@ -337,6 +341,7 @@ export class PartitionedRun {
     }
     const figures = perOperator.map((o) => changeFigures(o.changes));
     const out: PartitionOut = {
+      runId,
       rows: computed.rows,
       stateRowsDelta: perOperator.map((o) => o.stateRowsDelta),
       late: perOperator.map((o) => o.late.length),
@@ -350,7 +355,7 @@ export class PartitionedRun {
       ...(after.deadLetters.length ? { deadLetters: after.deadLetters, perSourceDeadLetters: [...after.perSourceDeadLetters] } : {}),
     };
     // after the state commit: its presence says the partition is done for N
-    await this.shuffle.put(`${batchId}/out/${partition}`, taskCodec.partitionOut.encode(out));
+    await this.shuffle.put(outKey, taskCodec.partitionOut.encode(out));
     return { ok: true };
   }
 

@@ -62,6 +62,8 @@ export interface ReadMeta {
   /** Rows the first operator dropped as late here (a pre-aggregating read task), and their records for the late-rows output. */
   readonly late?: number;
   readonly lateRecords?: Json[];
+  /** The run that wrote it (absent in a record an earlier sluice wrote): only a retry in that run takes it as done. */
+  readonly runId?: string;
 }
 
 /** Where each partition's section is in a read task's N/read/k/data (N/read/k/index): [partition, start byte, end byte]. */
@@ -69,6 +71,8 @@ export type Sections = Array<[number, number, number]>;
 
 /** What a partition task hands on (N/out/p), per operator where it says so. */
 export interface PartitionOut {
+  /** The run that wrote it (absent in a record an earlier sluice wrote): only a retry in that run takes it as done. */
+  readonly runId?: string;
   readonly rows: OutputRow[];
   readonly stateRowsDelta: number[];
   readonly late: number[];
@@ -95,6 +99,7 @@ const has = (v: Json, fields: Record<string, 'number' | 'string' | 'boolean' | '
   isObject(v) &&
   Object.entries(fields).every(([k, kind]) => (kind === 'array' ? Array.isArray(v[k]) : kind === 'object' ? isObject(v[k] ?? null) : typeof v[k] === kind));
 
+const isOptionalString = (v: unknown) => v === undefined || typeof v === 'string';
 const isRunRecord = ((v) => has(v, { runId: 'string', startedAtMs: 'number', planner: 'object' })) as Check<RunRecord>;
 const isBatchTasks = ((v) => has(v, { batchId: 'number', mode: 'string', splits: 'number', partitions: 'array' })) as Check<BatchTasks>;
 const isReadMeta = ((v) =>
@@ -106,11 +111,12 @@ const isReadMeta = ((v) =>
     maxEventTimes: 'array',
     stats: 'object',
     partitions: 'array',
-  })) as Check<ReadMeta>;
+  }) && isOptionalString((v as { runId?: unknown }).runId)) as Check<ReadMeta>;
 const isPartitionOut = ((v) =>
   has(v, { rows: 'array', lateRecords: 'array' }) &&
   isObject(v) &&
-  ['stateRowsDelta', 'late', 'updated', 'removed', 'bytes', 'commitTimeMs'].every((k) => isNumbers(v[k]))) as Check<PartitionOut>;
+  ['stateRowsDelta', 'late', 'updated', 'removed', 'bytes', 'commitTimeMs'].every((k) => isNumbers(v[k])) &&
+  isOptionalString(v.runId)) as Check<PartitionOut>;
 const isRows = ((v) => Array.isArray(v) && v.every(isObject)) as Check<OutputRow[]>;
 const isSections = ((v) =>
   Array.isArray(v) && v.every((s) => Array.isArray(s) && s.length === 3 && s.every((x) => Number.isInteger(x) && (x as number) >= 0))) as Check<Sections>;
