@@ -661,7 +661,8 @@ class DedupModel implements ModelStage {
     readAfter: (c: string) => boolean,
   ) {
     const cols = spec.columns;
-    const seen = [...marked].filter((c) => cols === undefined || cols.includes(c) || readAfter(c));
+    // (within the watermark nothing is pruned: Spark 4.0's DeduplicateWithinWatermark references its event time, SPARK-50492)
+    const seen = [...marked].filter((c) => spec.within || cols === undefined || cols.includes(c) || readAfter(c));
     this.eventColumn = seen.find((c) => cols === undefined || cols.includes(c)) ?? seen[0];
     this.keyTimed = !spec.within && this.eventColumn !== undefined && (cols === undefined || cols.includes(this.eventColumn));
   }
