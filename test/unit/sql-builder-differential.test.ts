@@ -699,7 +699,9 @@ function builderPlan(q: Query): QueryPlan {
       .plan();
   }
 
-  // the aggregation: the select list's aggregates, then a hidden one per aggregate an expression or HAVING reads
+  // the aggregation: the select list's aggregates in its order, a hidden one where an expression
+  // reads one, then those HAVING reads (Spark's Aggregate lists them so, and evaluates them in that
+  // order: a row that fails two of them is a dead letter by the first)
   const keys = q.keys.map(
     (k): GroupArg<AnyColumns> =>
       k === 'window'
@@ -716,7 +718,6 @@ function builderPlan(q: Query): QueryPlan {
     aggs.push(aggBuilder(a).as(name));
     return col(name);
   };
-  for (const i of q.items) if (i.k === 'agg') aggs.push(i.as === null ? aggBuilder(i.call) : aggBuilder(i.call).as(i.as));
   const overCol = (o: Over): AnyCol => {
     if (o.k === 'agg') return hiddenOf(o.call);
     if (o.k === 'int') return lit(o.v);
@@ -743,8 +744,14 @@ function builderPlan(q: Query): QueryPlan {
         return not(havingCol(b.a));
     }
   };
+  /** Each select item's aggregate's place among the aggregation's, or its column over them. */
+  const aggAt = new Map<(typeof q.items)[number], number>();
   const outs = q.items.map((i): AnyCol | null => {
     if (i.k === 'over') return overCol(i.over).as(i.as);
+    if (i.k === 'agg') {
+      aggAt.set(i, aggs.length);
+      aggs.push(i.as === null ? aggBuilder(i.call) : aggBuilder(i.call).as(i.as));
+    }
     return null;
   });
   const condition = q.having === null ? null : havingCol(q.having);
@@ -765,7 +772,7 @@ function builderPlan(q: Query): QueryPlan {
           .getField('start' as never)
           .as(i.as);
       case 'agg':
-        return col(aggNames[q.items.filter((x) => x.k === 'agg').indexOf(i)]);
+        return col(aggNames[aggAt.get(i)!]);
       case 'over':
         return outs[n]!;
     }
