@@ -20,11 +20,8 @@
  *   commit     gathers the tasks' outputs and hands the batch to the committer: dead letters,
  *              late rows, the sink (one writer per batch), progress/N, commits/N; renews the lease
  *
- * A read or partition task's output counts as done only for a retry in the run that wrote it
- * (both record their run). A later run that replays the batch (its run failed or crashed before
- * the commit) computes every task again, as the single scheduler recomputes a replayed batch: its
- * code may have changed since (a processor fixed after it failed), and a batch's output must come
- * from one version of the query, never partitions of one and partitions of another.
+ * Both outputs name their run: a later run that replays the batch computes every task again, as
+ * the single scheduler does, since its code may differ (a processor fixed after it failed).
  *
  * A plan that cannot be split by key (several stateful operators, a stream-stream join) runs each
  * batch in one partition task that computes the whole batch (mode `whole`). A stateless query has
